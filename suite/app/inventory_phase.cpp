@@ -1,0 +1,102 @@
+#include "app/inventory_phase.hpp"
+
+#include <unistd.h>
+
+#include <exception>
+
+#include "app/build_info.hpp"
+#include "probe/host.hpp"
+#if FABRICPROOF_HAVE_VERBS
+#include "verbs/verbs_probe.hpp"
+#endif
+#if FABRICPROOF_HAVE_CUDA
+#include "gpu/cuda_probe.hpp"
+#endif
+#if FABRICPROOF_HAVE_NCCL
+#include "collectives/nccl_info.hpp"
+#endif
+
+extern char** environ;
+
+namespace fabricproof::app {
+namespace {
+
+// Adapters throw typed errors; the phase boundary turns them into facts (design.md, errors).
+template <typename F>
+void guarded(NodeFacts& node, const char* source, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    node.probe_errors.push_back({source, e.what()});
+  }
+}
+
+}  // namespace
+
+NodeFacts probe_this_rank(const RunOptions& options, const mpi::Session& session) {
+  NodeFacts node = probe::probe_node_files(options.root);
+  RankFacts rank;
+  rank.rank = session.rank();
+  rank.local_rank = session.local_rank();
+  rank.local_size = session.local_size();
+  rank.host = node.host;
+  rank.pid = static_cast<int>(getpid());
+  rank.cpus_allowed = probe::cpus_allowed();
+  rank.env = probe::relevant_environment(environ);
+  node.software.open_mpi = session.library_version();
+  // A saved tree (--root) describes another machine: the live adapters would mix in this one.
+  const bool live = options.root == "/";
+  if (live) {
+    guarded(node, "ofed_info", [&] { node.software.ofed_version = probe::ofed_info_version(); });
+#if FABRICPROOF_HAVE_VERBS
+    guarded(node, "libibverbs", [&] { verbs::augment_with_verbs(node); });
+#else
+    node.absent.push_back({"verbs", "built without libibverbs (FABRICPROOF_WITH_VERBS)"});
+#endif
+#if FABRICPROOF_HAVE_CUDA
+    guarded(node, "cuda", [&] { gpu::augment_with_cuda(node, rank); });
+#else
+    node.absent.push_back({"cuda", "built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)"});
+#endif
+#if FABRICPROOF_HAVE_NCCL
+    guarded(node, "nccl", [&] { node.software.nccl = collectives::nccl_version(); });
+#else
+    node.absent.push_back({"nccl", "built without NCCL (FABRICPROOF_WITH_NCCL)"});
+#endif
+  }
+  node.ranks = {rank};
+  return node;
+}
+
+ClusterFacts gather_inventory(const RunOptions& options, const mpi::Session& session) {
+  const auto deadline = mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+  const NodeFacts mine = probe_this_rank(options, session);
+  const auto gathered = mpi::gather_to_root(session, nlohmann::json(mine).dump(), deadline);
+  std::vector<std::optional<NodeFacts>> per_rank(gathered.size());
+  std::vector<int> silent;
+  std::vector<ProbeError> garbled;
+  for (size_t r = 0; r < gathered.size(); ++r) {
+    if (!gathered[r]) {
+      silent.push_back(static_cast<int>(r));
+      continue;
+    }
+    try {
+      per_rank[r] = nlohmann::json::parse(*gathered[r]).get<NodeFacts>();
+    } catch (const std::exception& e) {
+      garbled.push_back({"rank " + std::to_string(r), std::string("unreadable inventory: ") + e.what()});
+    }
+  }
+  const auto offsets = mpi::clock_offsets(session, silent, deadline + std::chrono::seconds(10));
+  if (!session.is_root()) return {};
+  ClusterFacts cluster = merge_rank_facts(per_rank);
+  for (auto& node : cluster.nodes) {
+    int first = node.ranks.empty() ? 0 : node.ranks.front().rank;
+    for (const auto& r : node.ranks) first = std::min(first, r.rank);
+    node.clock_offset_s = offsets.at(static_cast<size_t>(first));
+  }
+  if (!garbled.empty() && !cluster.nodes.empty())
+    cluster.nodes.front().probe_errors.insert(cluster.nodes.front().probe_errors.end(), garbled.begin(), garbled.end());
+  return cluster;
+}
+
+}  // namespace fabricproof::app

@@ -1,0 +1,33 @@
+// fabricproof: launched with mpirun, one rank per GPU. See README.md.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/run.hpp"
+#include "cli/options.hpp"
+#include "mpi/session.hpp"
+
+int main(int argc, char** argv) {
+  using namespace fabricproof;
+  const std::vector<std::string> command(argv, argv + argc);
+  const CommandLine cl = parse_command_line(argc, argv);
+  if (cl.exit_code) {
+    // Bad input still leaves a report when we know where to put it; under mpirun only rank 0
+    // writes (OMPI_COMM_WORLD_RANK is set by the launcher, absent when run by hand).
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    const bool root = !rank || std::string(rank) == "0";
+    if (root) (*cl.exit_code == 0 ? std::cout : std::cerr) << cl.message << std::endl;
+    if (*cl.exit_code != 0 && root && !cl.out_dir_hint.empty())
+      app::write_error_report(cl.out_dir_hint, command, "command_line", cl.message);
+    return *cl.exit_code;
+  }
+  switch (cl.command) {
+    case Command::run: {
+      mpi::Session session(&argc, &argv);
+      return app::run(cl.run, command, session);
+    }
+    case Command::none:
+      break;
+  }
+  return 2;
+}

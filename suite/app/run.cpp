@@ -1,0 +1,218 @@
+#include "app/run.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+
+#include "app/build.hpp"
+#include "app/inventory_phase.hpp"
+#include "core/inventory_rules.hpp"
+#include "core/profile.hpp"
+#include "report/markdown.hpp"
+#include "report/report.hpp"
+
+namespace fabricproof::app {
+namespace {
+
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+struct RunState {
+  const RunOptions& options;
+  mpi::Session& session;
+  Profile profile;
+  bool profile_ok = true;
+  ClusterFacts cluster{};  // rank 0
+  Report report{};         // rank 0
+};
+
+// A phase every rank runs together. `skip_reason` (rank 0, after the inventory) returns why the
+// phase cannot run on this cluster, or "" to run it; the decision is broadcast to every rank.
+struct Phase {
+  const char* name;
+  std::function<std::string(const RunState&)> skip_reason;
+  std::function<void(RunState&, PhaseRecord&)> run;
+};
+
+void say(const RunState& s, const std::string& line) {
+  if (s.session.is_root() && !s.options.quiet) std::cout << "[fabricproof] " << line << std::endl;
+}
+
+std::string write_report(const std::string& out_dir, Report& report) {
+  report.finished_at = utc_timestamp();
+  report.verdict = report.overall();
+  std::string error = write_file_atomic((fs::path(out_dir) / "report.json").string(), nlohmann::json(report).dump(2) + "\n");
+  if (error.empty()) error = write_file_atomic((fs::path(out_dir) / "report.md").string(), render_markdown(report));
+  return error;
+}
+
+mpi::Clock::time_point deadline_of(const RunOptions& o) {
+  return mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
+}
+
+int nodes_with_active_port(const ClusterFacts& cluster, const Profile& profile) {
+  int count = 0;
+  for (const auto& n : cluster.nodes) {
+    bool active = false;
+    for (const auto& d : n.rdma_devices)
+      if (profile.includes_device(d.name))
+        for (const auto& p : d.ports) active |= p.state == "ACTIVE";
+    count += active;
+  }
+  return count;
+}
+
+int nodes_with_gpu(const ClusterFacts& cluster) {
+  int count = 0;
+  for (const auto& n : cluster.nodes)
+    count += std::any_of(n.gpus.begin(), n.gpus.end(), [](const GpuFacts& g) { return g.index.has_value(); });
+  return count;
+}
+
+std::string fabric_skip_reason(const RunState& s) {
+  if (!FABRICPROOF_HAVE_VERBS) return "built without libibverbs (FABRICPROOF_WITH_VERBS)";
+  const int active = nodes_with_active_port(s.cluster, s.profile);
+  int devices = 0;
+  for (const auto& n : s.cluster.nodes) devices += static_cast<int>(n.rdma_devices.size());
+  if (devices == 0) return "no RDMA device on any node";
+  if (active < 2) return fmt::format("needs two nodes with an ACTIVE RDMA port; {} node(s) have one", active);
+  return "";
+}
+
+std::vector<Phase> phases() {
+  return {
+      {"verbs",
+       [](const RunState& s) {
+         auto reason = fabric_skip_reason(s);
+         return reason.empty() ? std::string("the pairwise verbs matrix is not part of this build yet (issue 4)") : reason;
+       },
+       nullptr},
+      {"gpudirect",
+       [](const RunState& s) {
+         if (!FABRICPROOF_HAVE_CUDA) return std::string("built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)");
+         if (nodes_with_gpu(s.cluster) == 0) return std::string("no CUDA GPU on any node");
+         auto reason = fabric_skip_reason(s);
+         return reason.empty() ? std::string("the GPUDirect check is not part of this build yet (issue 7)") : reason;
+       },
+       nullptr},
+      {"collectives", [](const RunState&) { return std::string("the collective sweeps are not part of this build yet (issue 6)"); }, nullptr},
+      {"nccl_audit", [](const RunState&) { return std::string("the NCCL transport audit is not part of this build yet (issue 5)"); }, nullptr},
+  };
+}
+
+bool wanted(const RunOptions& o, const std::string& phase) {
+  return std::find(o.phases.begin(), o.phases.end(), phase) != o.phases.end();
+}
+
+void run_inventory(RunState& s) {
+  const auto started = SteadyClock::now();
+  say(s, fmt::format("inventory: probing {} rank(s)", s.session.size()));
+  s.cluster = gather_inventory(s.options, s.session);
+  if (!s.session.is_root()) return;
+  PhaseRecord record{"inventory", Verdict::pass, "", 0};
+  set_cluster(s.report, s.cluster);
+  if (!s.profile_ok) {
+    record.verdict = Verdict::error;
+    record.reason = "inventory gathered, health rules not evaluated: the profile is invalid";
+  } else if (wanted(s.options, "inventory")) {
+    s.report.findings = check_inventory(s.cluster, s.profile, InventoryCheckOptions{s.options.expect_nodes});
+    record.verdict = worst_verdict(s.report.findings);
+    if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
+  } else {
+    record.verdict = Verdict::skip;
+    record.reason = "not selected with --phases (facts gathered, rules not evaluated)";
+  }
+  if (!s.cluster.missing_ranks.empty()) {
+    record.verdict = Verdict::error;
+    record.reason = fmt::format("{} rank(s) did not answer within {} s", s.cluster.missing_ranks.size(), s.options.timeout_s);
+  }
+  record.duration_s = std::chrono::duration<double>(SteadyClock::now() - started).count();
+  s.report.phases.push_back(record);
+  say(s, fmt::format("inventory: {} node(s), {} finding(s), {}", s.cluster.nodes.size(), s.report.findings.size(), to_string(record.verdict)));
+}
+
+}  // namespace
+
+int run(const RunOptions& options, const std::vector<std::string>& command, mpi::Session& session) {
+  RunState s{options, session, default_profile(), true, {}, {}};
+  if (session.is_root()) {
+    s.report.started_at = utc_timestamp();
+    s.report.command = command;
+    s.report.build = build_section();
+    auto loaded = load_profile(options.profile);
+    if (loaded.profile) {
+      s.profile = *loaded.profile;
+    } else {
+      s.profile_ok = false;
+      for (const auto& error : loaded.errors) {
+        std::cerr << "fabricproof: profile: " << error << "\n";
+        s.report.findings.push_back({"profile", options.profile, Verdict::error, error, "a valid fabricproof.profile/1 document",
+                                     "the profile loads and validates", "Fix the profile at the key named, or pick a built-in one."});
+      }
+    }
+    s.report.profile = {{"name", s.profile_ok ? s.profile.name : options.profile}, {"origin", s.profile.origin}, {"document", s.profile.effective}};
+    std::error_code ec;
+    fs::create_directories(options.out_dir, ec);
+    if (ec) std::cerr << "fabricproof: --out " << options.out_dir << ": " << ec.message() << "\n";
+  }
+  // Rank 0 shares the profile so that every rank runs the phases with the same thresholds.
+  auto shared = mpi::broadcast_from_root(session, nlohmann::json{{"ok", s.profile_ok}, {"profile", s.profile.effective}}.dump(), deadline_of(options));
+  if (!shared) {
+    std::cerr << "fabricproof: rank " << session.rank() << ": rank 0 did not send the run plan in time\n";
+    return 2;
+  }
+
+  run_inventory(s);
+  std::string write_error;
+  if (session.is_root()) write_error = write_report(options.out_dir, s.report);
+
+  for (const auto& phase : phases()) {
+    std::string reason;
+    if (session.is_root()) reason = wanted(options, phase.name) ? phase.skip_reason(s) : "not selected with --phases";
+    auto decision = mpi::broadcast_from_root(session, reason, deadline_of(options));
+    if (!decision) return 2;
+    if (!session.is_root()) continue;
+    PhaseRecord record{phase.name, Verdict::skip, *decision, 0};
+    s.report.phases.push_back(record);
+    say(s, fmt::format("{}: skipped: {}", phase.name, record.reason));
+    write_error = write_report(options.out_dir, s.report);
+  }
+
+  int code = 0;
+  if (session.is_root()) {
+    code = exit_code_for(s.report.verdict);
+    if (!write_error.empty()) {
+      std::cerr << "fabricproof: cannot write the report: " << write_error << "\n";
+      code = 2;
+    }
+    std::cout << render_console_summary(s.report);
+    std::cout << "report: " << (fs::path(options.out_dir) / "report.json").string() << "\n";
+  }
+  if (session.is_root() && !s.cluster.missing_ranks.empty()) {
+    // The silent ranks will never reach MPI_Finalize; the report is written, so end the job.
+    std::cerr << "fabricproof: ending the job: ranks did not answer\n";
+    session.abort(code);
+  }
+  auto shared_code = mpi::broadcast_from_root(session, std::to_string(code), deadline_of(options));
+  return shared_code ? std::stoi(*shared_code) : 2;
+}
+
+int write_error_report(const std::string& out_dir, const std::vector<std::string>& command, const std::string& id,
+                       const std::string& message) {
+  Report report;
+  report.started_at = utc_timestamp();
+  report.command = command;
+  report.build = build_section();
+  report.findings.push_back({id, "fabricproof", Verdict::error, message, "valid input", "the suite can start", "Fix the input named in `measured`."});
+  report.phases.push_back({"inventory", Verdict::error, "not started: " + message, 0});
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  const auto error = write_report(out_dir, report);
+  if (!error.empty()) std::cerr << "fabricproof: cannot write the report: " << error << "\n";
+  return 2;
+}
+
+}  // namespace fabricproof::app

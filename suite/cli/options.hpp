@@ -1,0 +1,36 @@
+#pragma once
+// The command line (CLI11), parsed into plain option structs. No I/O beyond the help text.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fabricproof {
+
+inline const std::vector<std::string> kAllPhases = {"inventory", "verbs", "gpudirect", "collectives", "nccl_audit"};
+
+struct RunOptions {
+  std::string out_dir;
+  std::string profile = "default";
+  std::optional<int> expect_nodes;
+  std::vector<std::string> phases = kAllPhases;
+  double timeout_s = 120;      // deadline for each gather/broadcast of a phase
+  std::string root = "/";      // filesystem root the probe reads (fixture trees in tests)
+  bool quiet = false;
+};
+
+enum class Command { none, run };
+
+struct CommandLine {
+  Command command = Command::none;
+  RunOptions run;
+  // Set when parsing ended the program: help (exit 0) or an error (exit 2, message names it).
+  std::optional<int> exit_code;
+  std::string message;
+  // The --out directory if one could be found even in a command line that failed to parse, so
+  // that a report can still be written (bad input gets a report too).
+  std::string out_dir_hint;
+};
+
+CommandLine parse_command_line(int argc, const char* const* argv);
+
+}  // namespace fabricproof

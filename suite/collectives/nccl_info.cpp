@@ -1,0 +1,16 @@
+#include "collectives/nccl_info.hpp"
+
+#include <fmt/format.h>
+#include <nccl.h>
+
+namespace fabricproof::collectives {
+
+std::string nccl_version() {
+  int code = 0;
+  if (ncclGetVersion(&code) != ncclSuccess) return "";
+  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch; older releases major*1000 + minor*100.
+  if (code >= 10000) return fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
+  return fmt::format("{}.{}.{}", code / 1000, (code % 1000) / 100, code % 100);
+}
+
+}  // namespace fabricproof::collectives

@@ -1,0 +1,37 @@
+#include "core/inventory.hpp"
+
+#include <algorithm>
+
+namespace fabricproof {
+
+std::string port_subject(const NodeFacts& node, const RdmaDevice& device, const PortFacts& port) {
+  return node.host + "/" + device.name + ":" + std::to_string(port.port);
+}
+
+ClusterFacts merge_rank_facts(const std::vector<std::optional<NodeFacts>>& per_rank) {
+  ClusterFacts cluster;
+  cluster.world_size = static_cast<int>(per_rank.size());
+  for (size_t rank = 0; rank < per_rank.size(); ++rank) {
+    const auto& facts = per_rank[rank];
+    if (!facts) {
+      cluster.missing_ranks.push_back(static_cast<int>(rank));
+      continue;
+    }
+    auto same_host = [&](const NodeFacts& n) { return n.host == facts->host; };
+    auto it = std::find_if(cluster.nodes.begin(), cluster.nodes.end(), same_host);
+    if (it == cluster.nodes.end()) {
+      cluster.nodes.push_back(*facts);  // ranks arrive in order: the lowest rank's view wins
+      continue;
+    }
+    it->ranks.insert(it->ranks.end(), facts->ranks.begin(), facts->ranks.end());
+    // Two machines answering to one hostname would be silently merged: keep the evidence.
+    if (facts->boot_id != it->boot_id) {
+      it->probe_errors.push_back({"/proc/sys/kernel/random/boot_id",
+                                  "rank " + std::to_string(rank) + " reports host '" + facts->host +
+                                      "' with a different boot_id: two machines share a hostname"});
+    }
+  }
+  return cluster;
+}
+
+}  // namespace fabricproof

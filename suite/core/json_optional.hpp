@@ -1,0 +1,24 @@
+#pragma once
+// nlohmann_json 3.11.2 (Debian 12) has no std::optional support: absent values are JSON null.
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace nlohmann {
+template <typename T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& value) {
+    if (value) {
+      j = *value;
+    } else {
+      j = nullptr;
+    }
+  }
+  static void from_json(const json& j, std::optional<T>& value) {
+    if (j.is_null()) {
+      value.reset();
+    } else {
+      value = j.get<T>();
+    }
+  }
+};
+}  // namespace nlohmann

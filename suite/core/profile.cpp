@@ -1,0 +1,242 @@
+#include "core/profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/builtin_profiles.hpp"
+#include "core/json_optional.hpp"
+
+namespace fabricproof {
+namespace {
+
+using nlohmann::json;
+
+enum class Kind { integer, number, string, string_list, verdict };
+
+struct LeafSpec {
+  const char* pointer;
+  Kind kind;
+  bool nullable;
+  double min = 0;
+  double max = 1e12;
+  std::vector<std::string> allowed = {};
+};
+
+// Types and ranges of every leaf. The values themselves live in default.json (data, not code).
+const std::vector<LeafSpec>& leaf_specs() {
+  static const std::vector<LeafSpec> specs = {
+      {"/schema", Kind::string, false},
+      {"/name", Kind::string, false},
+      {"/description", Kind::string, false},
+      {"/cluster/nodes", Kind::integer, true, 1, 100000},
+      {"/cluster/gpus_per_node", Kind::integer, true, 0, 1024},
+      {"/cluster/hcas_per_node", Kind::integer, true, 0, 1024},
+      {"/cluster/max_clock_offset_s", Kind::number, false, 0, 3600},
+      {"/ports/devices", Kind::string_list, false},
+      {"/ports/link_layer", Kind::string, true, 0, 0, {"InfiniBand", "Ethernet"}},
+      {"/ports/rate_gbps", Kind::number, true, 1, 100000},
+      {"/roce/active_mtu", Kind::integer, false, 256, 4096, {"256", "512", "1024", "2048", "4096"}},
+      {"/roce/min_netdev_mtu", Kind::integer, false, 576, 65535},
+      {"/pcie/hca_downtrained", Kind::verdict, false},
+      {"/pcie/gpu_width_downtrained", Kind::verdict, false},
+      {"/pcie/gpu_speed_downtrained", Kind::verdict, false},
+      {"/gpudirect/missing_peermem", Kind::verdict, false},
+      {"/consistency/software", Kind::verdict, false},
+      {"/consistency/os_kernel", Kind::verdict, false},
+  };
+  return specs;
+}
+
+std::string join_keys(const json& object) {
+  std::string out;
+  for (const auto& [key, _] : object.items()) out += (out.empty() ? "" : ", ") + key;
+  return out;
+}
+
+// Reports keys of `user` that the default does not know, and objects given as scalars.
+void check_structure(const json& user, const json& reference, const std::string& pointer,
+                     std::vector<std::string>& problems) {
+  for (const auto& [key, value] : user.items()) {
+    const std::string here = pointer + "/" + key;
+    if (!reference.contains(key)) {
+      problems.push_back(fmt::format("{}: unknown key (known here: {})", here, join_keys(reference)));
+    } else if (reference[key].is_object()) {
+      if (!value.is_object())
+        problems.push_back(fmt::format("{}: must be an object, got {}", here, value.type_name()));
+      else
+        check_structure(value, reference[key], here, problems);
+    }
+  }
+}
+
+void overlay(json& base, const json& patch) {
+  for (const auto& [key, value] : patch.items()) {
+    if (value.is_object() && base.contains(key) && base[key].is_object())
+      overlay(base[key], value);
+    else
+      base[key] = value;
+  }
+}
+
+std::optional<std::string> check_leaf(const LeafSpec& spec, const json& value) {
+  if (value.is_null()) {
+    if (spec.nullable) return std::nullopt;
+    return "must not be null";
+  }
+  switch (spec.kind) {
+    case Kind::integer:
+    case Kind::number: {
+      const bool ok = spec.kind == Kind::integer ? value.is_number_integer() : value.is_number();
+      if (!ok) return fmt::format("must be {}, got {}", spec.kind == Kind::integer ? "an integer" : "a number", value.dump());
+      const double v = value.get<double>();
+      if (v < spec.min || v > spec.max)
+        return fmt::format("{} is out of range [{}, {}]", value.dump(), spec.min, spec.max);
+      if (!spec.allowed.empty() &&
+          std::find(spec.allowed.begin(), spec.allowed.end(), value.dump()) == spec.allowed.end())
+        return fmt::format("{} is not one of {}", value.dump(), fmt::join(spec.allowed, ", "));
+      return std::nullopt;
+    }
+    case Kind::string:
+      if (!value.is_string()) return fmt::format("must be a string, got {}", value.dump());
+      if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(),
+                                             value.get<std::string>()) == spec.allowed.end())
+        return fmt::format("{} is not one of {}", value.dump(), fmt::join(spec.allowed, ", "));
+      return std::nullopt;
+    case Kind::string_list:
+      if (!value.is_array()) return fmt::format("must be a list of strings, got {}", value.dump());
+      for (const auto& item : value)
+        if (!item.is_string()) return fmt::format("must be a list of strings, got element {}", item.dump());
+      return std::nullopt;
+    case Kind::verdict:
+      if (!value.is_string() || !parse_verdict(value.get<std::string>()))
+        return fmt::format("must be one of pass, skip, warn, fail, error; got {}", value.dump());
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string line_and_column(std::string_view text, size_t byte) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+Profile build(const json& doc, const std::string& origin) {
+  auto verdict_at = [&](const char* pointer) {
+    return *parse_verdict(doc.at(json::json_pointer(pointer)).get<std::string>());
+  };
+  Profile p;
+  p.origin = origin;
+  p.effective = doc;
+  p.name = doc.at("name").get<std::string>();
+  p.description = doc.at("description").get<std::string>();
+  const auto& cluster = doc.at("cluster");
+  p.cluster.nodes = cluster.at("nodes").get<std::optional<int>>();
+  p.cluster.gpus_per_node = cluster.at("gpus_per_node").get<std::optional<int>>();
+  p.cluster.hcas_per_node = cluster.at("hcas_per_node").get<std::optional<int>>();
+  p.cluster.max_clock_offset_s = cluster.at("max_clock_offset_s").get<double>();
+  const auto& ports = doc.at("ports");
+  p.ports.devices = ports.at("devices").get<std::vector<std::string>>();
+  p.ports.link_layer = ports.at("link_layer").get<std::optional<std::string>>();
+  p.ports.rate_gbps = ports.at("rate_gbps").get<std::optional<double>>();
+  p.roce.active_mtu = doc.at("roce").at("active_mtu").get<int>();
+  p.roce.min_netdev_mtu = doc.at("roce").at("min_netdev_mtu").get<int>();
+  p.pcie.hca_downtrained = verdict_at("/pcie/hca_downtrained");
+  p.pcie.gpu_width_downtrained = verdict_at("/pcie/gpu_width_downtrained");
+  p.pcie.gpu_speed_downtrained = verdict_at("/pcie/gpu_speed_downtrained");
+  p.gpudirect.missing_peermem = verdict_at("/gpudirect/missing_peermem");
+  p.consistency.software = verdict_at("/consistency/software");
+  p.consistency.os_kernel = verdict_at("/consistency/os_kernel");
+  return p;
+}
+
+const json& default_document() {
+  static const json doc = json::parse(builtin_profile_text("default").value());
+  return doc;
+}
+
+}  // namespace
+
+bool Profile::includes_device(std::string_view device) const {
+  return ports.devices.empty() ||
+         std::find(ports.devices.begin(), ports.devices.end(), device) != ports.devices.end();
+}
+
+ProfileLoad load_profile_text(std::string_view text, const std::string& origin) {
+  ProfileLoad result;
+  auto fail = [&](const std::string& problem) { result.errors.push_back(origin + ": " + problem); };
+  json user;
+  try {
+    user = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    fail(fmt::format("not valid JSON at {} ({})", line_and_column(text, e.byte ? e.byte - 1 : 0), e.what()));
+    return result;
+  }
+  if (!user.is_object()) {
+    fail(fmt::format("must be a JSON object, got {}", user.type_name()));
+    return result;
+  }
+  if (!user.contains("schema")) {
+    fail(fmt::format("/schema: missing; a profile starts with \"schema\": \"{}\"", kProfileSchema));
+  } else if (user["schema"] != kProfileSchema) {
+    fail(fmt::format("/schema: {} is not supported (this build reads \"{}\")", user["schema"].dump(), kProfileSchema));
+  }
+  if (!user.contains("name")) fail("/name: missing");
+  std::vector<std::string> problems;
+  check_structure(user, default_document(), "", problems);
+  json effective = default_document();
+  overlay(effective, user);
+  for (const auto& spec : leaf_specs()) {
+    const json::json_pointer pointer(spec.pointer);
+    if (!effective.contains(pointer)) {
+      problems.push_back(fmt::format("{}: missing", spec.pointer));
+    } else if (auto problem = check_leaf(spec, effective.at(pointer))) {
+      problems.push_back(fmt::format("{}: {}", spec.pointer, *problem));
+    }
+  }
+  for (const auto& p : problems) fail(p);
+  if (result.errors.empty()) result.profile = build(effective, origin);
+  return result;
+}
+
+ProfileLoad load_profile(const std::string& name_or_path) {
+  if (auto text = builtin_profile_text(name_or_path)) {
+    return load_profile_text(*text, "built-in:" + name_or_path);
+  }
+  std::ifstream in(name_or_path, std::ios::binary);
+  if (!in) {
+    ProfileLoad result;
+    result.errors.push_back(fmt::format("{}: cannot read the profile ({}); built-in profiles are: {}",
+                                        name_or_path, std::strerror(errno),
+                                        fmt::join(builtin_profile_names(), ", ")));
+    return result;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return load_profile_text(buffer.str(), name_or_path);
+}
+
+Profile default_profile() {
+  auto loaded = load_profile_text(builtin_profile_text("default").value(), "built-in:default");
+  return *loaded.profile;  // the default is validated by the unit tests
+}
+
+std::vector<std::string> builtin_profile_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, _] : builtin_profiles()) names.emplace_back(name);
+  return names;
+}
+
+}  // namespace fabricproof

@@ -1,0 +1,66 @@
+#pragma once
+// Versioned JSON threshold profiles (design.md, principle 5). A profile overlays the built-in
+// default: it names only what it changes. Every key is validated; errors name the file, the key
+// (a JSON pointer) and the problem.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/verdict.hpp"
+
+namespace fabricproof {
+
+inline constexpr std::string_view kProfileSchema = "fabricproof.profile/1";
+
+struct Profile {
+  std::string name;
+  std::string description;
+  std::string origin;         // "built-in:default" or the file path given
+  nlohmann::json effective;   // the merged document, echoed in the report
+
+  struct Cluster {
+    std::optional<int> nodes;
+    std::optional<int> gpus_per_node;
+    std::optional<int> hcas_per_node;
+    double max_clock_offset_s = 0.5;
+  } cluster;
+  struct Ports {
+    std::vector<std::string> devices;  // RDMA devices to check; empty = all
+    std::optional<std::string> link_layer;
+    std::optional<double> rate_gbps;
+  } ports;
+  struct Roce {
+    int active_mtu = 4096;
+    int min_netdev_mtu = 9000;
+  } roce;
+  struct Pcie {
+    Verdict hca_downtrained = Verdict::fail;
+    Verdict gpu_width_downtrained = Verdict::fail;
+    Verdict gpu_speed_downtrained = Verdict::warn;
+  } pcie;
+  struct Gpudirect {
+    Verdict missing_peermem = Verdict::fail;
+  } gpudirect;
+  struct Consistency {
+    Verdict software = Verdict::fail;
+    Verdict os_kernel = Verdict::warn;
+  } consistency;
+
+  bool includes_device(std::string_view device) const;
+};
+
+struct ProfileLoad {
+  std::optional<Profile> profile;
+  std::vector<std::string> errors;  // each "<origin>: <key>: <problem>"
+};
+
+// Parses and validates profile text; `origin` names it in errors.
+ProfileLoad load_profile_text(std::string_view text, const std::string& origin);
+// A built-in profile name ("default", "ib-hdr200-4x4", "roce-200") or a path to a JSON file.
+ProfileLoad load_profile(const std::string& name_or_path);
+Profile default_profile();
+std::vector<std::string> builtin_profile_names();
+
+}  // namespace fabricproof

@@ -1,0 +1,23 @@
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fabricproof {
+
+// Ordered by severity so that std::max gives the worst verdict.
+enum class Verdict { pass = 0, skip = 1, warn = 2, fail = 3, error = 4 };
+
+std::string_view to_string(Verdict verdict);
+std::optional<Verdict> parse_verdict(std::string_view text);
+Verdict worst(Verdict a, Verdict b);
+
+// Process exit code for a run: 0 nothing failed, 1 a check failed, 2 the suite could not run
+// properly (bad input, a phase errored). An error outranks a failure: the run is not trustworthy.
+int exit_code_for(Verdict verdict);
+
+void to_json(nlohmann::json& j, Verdict verdict);
+void from_json(const nlohmann::json& j, Verdict& verdict);
+
+}  // namespace fabricproof

@@ -1,0 +1,197 @@
+#include "probe/sysfs_rdma.hpp"
+
+#include "core/units.hpp"
+
+#include <algorithm>
+#include <regex>
+
+namespace fabricproof::probe {
+namespace fs = std::filesystem;
+namespace {
+
+// An empty GID slot reads as zeros; an InfiniBand table also pads with the subnet prefix alone
+// (fe80::), so a GID whose interface id is zero is treated as empty.
+bool empty_gid(const std::string& gid) {
+  return gid.size() != 39 || gid.substr(20) == "0000:0000:0000:0000";
+}
+
+bool is_pci_address(const std::string& name) {
+  static const std::regex kBdf("^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]$");
+  return std::regex_match(name, kBdf);
+}
+
+bool ipv4_mapped(const std::string& gid) { return gid.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0; }
+
+std::optional<int> numa_of(FileReader& files, const fs::path& pci_dir) {
+  auto n = files.integer(pci_dir / "numa_node");
+  if (!n || *n < 0) return std::nullopt;  // -1: firmware gave no locality (single-node machine)
+  return static_cast<int>(*n);
+}
+
+PcieLink read_pcie_link(FileReader& files, const fs::path& pci_dir) {
+  PcieLink link;
+  auto speed = [&](const char* name) -> std::optional<double> {
+    auto text = files.line(pci_dir / name);
+    return text ? parse_pcie_speed_gts(*text) : std::nullopt;
+  };
+  auto width = [&](const char* name) -> std::optional<int> {
+    auto text = files.line(pci_dir / name);
+    if (!text) return std::nullopt;
+    auto code = leading_code(*text);
+    if (!code || *code <= 0 || *code > 32) return std::nullopt;  // 255 = unknown
+    return code;
+  };
+  link.current_gts = speed("current_link_speed");
+  link.max_gts = speed("max_link_speed");
+  link.current_width = width("current_link_width");
+  link.max_width = width("max_link_width");
+  if (link.current_gts) link.current_gen = pcie_generation_for_gts(*link.current_gts);
+  if (link.max_gts) link.max_gen = pcie_generation_for_gts(*link.max_gts);
+  return link;
+}
+
+// Netdev behind a port: RoCE GID table first, then the rxe parent, then the PCI function's net/
+// entry whose dev_port matches (mlx4 puts both ports' netdevs under one function).
+fs::path find_netdev(FileReader& files, const fs::path& dev_dir, const fs::path& port_dir,
+                     const std::optional<fs::path>& pci_dir, int port) {
+  for (const auto& index : files.list(port_dir / "gid_attrs" / "ndevs")) {
+    auto name = files.line_quiet(port_dir / "gid_attrs" / "ndevs" / index);
+    if (name && !name->empty()) return files.path("sys/class/net") / *name;
+  }
+  if (auto parent = files.line_quiet(dev_dir / "parent"); parent && !parent->empty())
+    return files.path("sys/class/net") / *parent;
+  if (!pci_dir) return {};
+  const auto names = files.list(*pci_dir / "net");
+  for (const auto& name : names) {
+    auto dev_port = files.line_quiet(*pci_dir / "net" / name / "dev_port");
+    if (names.size() == 1 || (dev_port && leading_code(*dev_port) == port - 1)) return *pci_dir / "net" / name;
+  }
+  return {};
+}
+
+PortFacts read_port(FileReader& files, const fs::path& dev_dir, const std::optional<fs::path>& pci_dir,
+                    const std::string& device, int number) {
+  const fs::path dir = dev_dir / "ports" / std::to_string(number);
+  PortFacts p;
+  p.port = number;
+  if (auto s = files.line(dir / "state"); s)
+    if (auto code = leading_code(*s); code && port_state_name(*code)) p.state = *port_state_name(*code);
+  if (auto s = files.line(dir / "phys_state"); s)
+    if (auto code = leading_code(*s); code && phys_state_name(*code)) p.phys_state = *phys_state_name(*code);
+  if (auto s = files.line(dir / "rate"); s) {
+    if (auto rate = parse_sysfs_rate(*s)) {
+      p.width_code = rate->width_code;
+      p.speed_code = rate->speed_code;
+      p.width = rate->width;
+      p.speed_name = rate->speed_name;
+      p.rate_gbps = rate->gbps;
+    }
+  }
+  p.link_layer = files.line(dir / "link_layer").value_or("");
+  if (auto lid = files.integer(dir / "lid")) p.lid = static_cast<int>(*lid);
+  if (auto sm = files.integer(dir / "sm_lid")) p.sm_lid = static_cast<int>(*sm);
+  for (const auto& name : files.list(dir / "gids")) {
+    auto index = leading_code(name);
+    auto gid = files.line_quiet(dir / "gids" / name);
+    if (!index || !gid || empty_gid(*gid)) continue;
+    GidEntry entry{*index, *gid, files.line_quiet(dir / "gid_attrs" / "types" / name).value_or(""),
+                   files.line_quiet(dir / "gid_attrs" / "ndevs" / name).value_or("")};
+    p.gids.push_back(entry);
+  }
+  std::sort(p.gids.begin(), p.gids.end(), [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
+  for (const auto& g : p.gids) {
+    if (g.type == "RoCE v2" && ipv4_mapped(g.gid)) {
+      p.roce_v2_gid_index = g.index;
+      break;
+    }
+  }
+  const fs::path netdev = find_netdev(files, dev_dir, dir, pci_dir, number);
+  if (!netdev.empty()) {
+    p.netdev = netdev.filename().string();
+    if (auto mtu = files.integer(netdev / "mtu")) p.netdev_mtu = static_cast<int>(*mtu);
+    p.netdev_operstate = files.line(netdev / "operstate").value_or("");
+    auto ecn = [&](const char* which) -> std::optional<bool> {
+      auto v = files.line_quiet(netdev / "ecn" / which / "enable" / "3");
+      if (!v) return std::nullopt;
+      return *v == "1";
+    };
+    p.qos.ecn_np_enabled_prio3 = ecn("roce_np");
+    p.qos.ecn_rp_enabled_prio3 = ecn("roce_rp");
+  }
+  // sysfs has no active MTU. On RoCE the kernel derives it from the netdev MTU (iboe_get_mtu,
+  // capped at the port's max); the verbs adapter replaces this with ibv_query_port's answer.
+  if (p.link_layer == "Ethernet" && p.netdev_mtu) {
+    p.active_mtu = roce_mtu_for_netdev_mtu(*p.netdev_mtu);
+    p.active_mtu_source = "netdev";
+  }
+  p.qos.traffic_class = files.line_quiet(dev_dir / "tc" / std::to_string(number) / "traffic_class").value_or("");
+  p.counters = read_port_counters(files, device, number);
+  return p;
+}
+
+}  // namespace
+
+PciFunction read_pci_function(FileReader& files, const fs::path& dir) {
+  PciFunction f;
+  f.address = dir.filename().string();
+  if (auto driver = files.resolve(dir / "driver")) f.driver = driver->filename().string();
+  f.numa_node = numa_of(files, dir);
+  f.pcie = read_pcie_link(files, dir);
+  return f;
+}
+
+std::map<std::string, uint64_t> read_port_counters(FileReader& files, const std::string& device, int port) {
+  std::map<std::string, uint64_t> counters;
+  const fs::path dir = files.path("sys/class/infiniband") / device / "ports" / std::to_string(port);
+  for (const char* group : {"counters", "hw_counters"}) {
+    for (const auto& name : files.list(dir / group)) {
+      if (name == "lifespan") continue;  // a setting, not a counter
+      auto value = files.line_quiet(dir / group / name);
+      if (!value) continue;
+      try {
+        counters[name] = std::stoull(*value, nullptr, 0);
+      } catch (...) {
+      }
+    }
+  }
+  return counters;
+}
+
+std::vector<RdmaDevice> read_rdma_devices(FileReader& files, std::vector<Absence>& absent) {
+  std::vector<RdmaDevice> devices;
+  const fs::path class_dir = files.path("sys/class/infiniband");
+  if (!files.exists(class_dir)) {
+    absent.push_back({"rdma_devices", "no /sys/class/infiniband: no RDMA driver loaded (ib_core, mlx5_ib, rdma_rxe)"});
+    return devices;
+  }
+  for (const auto& name : files.list(class_dir)) {
+    const fs::path dev_dir = files.resolve(class_dir / name).value_or(class_dir / name);
+    RdmaDevice d;
+    d.name = name;
+    d.hca_type = files.line(dev_dir / "hca_type").value_or("");
+    d.board_id = files.line(dev_dir / "board_id").value_or("");
+    d.fw_ver = files.line(dev_dir / "fw_ver").value_or("");
+    d.node_guid = files.line(dev_dir / "node_guid").value_or("");
+    d.sys_image_guid = files.line(dev_dir / "sys_image_guid").value_or("");
+    d.parent = files.line_quiet(dev_dir / "parent").value_or("");
+    const auto pci_dir = files.resolve(dev_dir / "device");
+    if (pci_dir && is_pci_address(pci_dir->filename().string())) {
+      auto f = read_pci_function(files, *pci_dir);
+      d.pci = f.address;
+      d.driver = f.driver;
+      d.numa_node = f.numa_node;
+      d.pcie = f.pcie;
+    } else if (!d.parent.empty()) {
+      d.driver = "rdma_rxe";  // software RoCE: no PCI function of its own
+    }
+    for (const auto& port : files.list(dev_dir / "ports")) {
+      if (auto number = leading_code(port)) d.ports.push_back(read_port(files, dev_dir, pci_dir, name, *number));
+    }
+    std::sort(d.ports.begin(), d.ports.end(), [](const PortFacts& a, const PortFacts& b) { return a.port < b.port; });
+    devices.push_back(std::move(d));
+  }
+  if (devices.empty()) absent.push_back({"rdma_devices", "/sys/class/infiniband is empty: no RDMA device"});
+  return devices;
+}
+
+}  // namespace fabricproof::probe

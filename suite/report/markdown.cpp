@@ -1,0 +1,171 @@
+#include "report/markdown.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace fabricproof {
+namespace {
+
+std::string cell(std::string text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+template <typename T>
+std::string opt(const std::optional<T>& v, const char* suffix = "") {
+  return v ? fmt::format("{}{}", *v, suffix) : "-";
+}
+
+std::string pcie_text(const PcieLink& l) {
+  if (!l.current_width) return "-";
+  auto gen = [](std::optional<int> g, std::optional<double> gts) {
+    return g ? fmt::format("Gen{}", *g) : gts ? fmt::format("{} GT/s", *gts) : std::string("?");
+  };
+  return fmt::format("{} x{} (max {} x{})", gen(l.current_gen, l.current_gts), *l.current_width,
+                     gen(l.max_gen, l.max_gts), opt(l.max_width));
+}
+
+void findings_table(std::string& md, const std::vector<const Finding*>& rows) {
+  md += "| verdict | check | subject | measured | expected | rule | hint |\n|---|---|---|---|---|---|---|\n";
+  for (const auto* f : rows)
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", upper(to_string(f->verdict)), cell(f->id), cell(f->subject),
+                      cell(compact(f->measured)), cell(compact(f->expected)), cell(f->rule), cell(f->hint));
+}
+
+std::string yes_no(const nlohmann::json& v) { return v.is_boolean() ? (v.get<bool>() ? "yes" : "no") : compact(v); }
+
+}  // namespace
+
+std::string compact(const nlohmann::json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return fmt::format("{:.6g}", value.get<double>());
+  if (value.is_array()) {
+    std::vector<std::string> parts;
+    for (const auto& v : value) parts.push_back(compact(v));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  }
+  if (value.is_object()) {
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : value.items()) parts.push_back(k + "=" + (v.is_array() ? "[" + compact(v) + "]" : compact(v)));
+    return fmt::format("{}", fmt::join(parts, "; "));
+  }
+  return value.dump();
+}
+
+std::vector<const Finding*> worst_first(const std::vector<Finding>& findings) {
+  std::vector<const Finding*> rows;
+  for (const auto& f : findings) rows.push_back(&f);
+  std::stable_sort(rows.begin(), rows.end(), [](const Finding* a, const Finding* b) { return a->verdict > b->verdict; });
+  return rows;
+}
+
+std::string render_markdown(const Report& r) {
+  std::string md;
+  std::vector<std::string> hosts;
+  for (const auto& n : r.nodes) hosts.push_back(n.host);
+  std::vector<std::string> built;
+  const auto parts = r.build.value("optional_parts", nlohmann::json::object());
+  for (const auto& [k, v] : parts.items())
+    built.push_back(k + ": " + yes_no(v));
+  md += fmt::format("# fabricproof acceptance report: {}\n\n", upper(to_string(r.verdict)));
+  md += "| | |\n|---|---|\n";
+  md += fmt::format("| Verdict | **{}** |\n", upper(to_string(r.verdict)));
+  md += fmt::format("| Started | {} |\n| Finished | {} |\n", cell(r.started_at), cell(r.finished_at));
+  md += fmt::format("| Nodes | {} ({}) |\n", r.nodes.size(), cell(fmt::format("{}", fmt::join(hosts, ", "))));
+  md += fmt::format("| Ranks | {}{} |\n", r.world_size,
+                    r.missing_ranks.empty() ? "" : fmt::format(" ({} did not answer: {})", r.missing_ranks.size(), fmt::join(r.missing_ranks, ", ")));
+  md += fmt::format("| Profile | {} ({}) |\n", cell(r.profile.value("name", "")), cell(r.profile.value("origin", "")));
+  md += fmt::format("| Built with | {} |\n", cell(fmt::format("{}", fmt::join(built, ", "))));
+  md += fmt::format("| Command | `{}` |\n\n", cell(fmt::format("{}", fmt::join(r.command, " "))));
+
+  std::map<Verdict, int> counts;
+  for (const auto& f : r.findings) ++counts[f.verdict];
+  md += fmt::format("Findings: {} pass, {} warn, {} fail, {} error, {} skip.\n\n", counts[Verdict::pass],
+                    counts[Verdict::warn], counts[Verdict::fail], counts[Verdict::error], counts[Verdict::skip]);
+
+  std::vector<const Finding*> attention;
+  for (const auto* f : worst_first(r.findings))
+    if (f->verdict >= Verdict::warn) attention.push_back(f);
+  md += "## Needs attention\n\n";
+  if (attention.empty()) md += "Nothing: every check passed or was skipped with its reason.\n\n";
+  else {
+    findings_table(md, attention);
+    md += "\n";
+  }
+
+  md += "## Phases\n\n| phase | verdict | duration (s) | reason |\n|---|---|---|---|\n";
+  for (const auto& p : r.phases)
+    md += fmt::format("| {} | {} | {:.1f} | {} |\n", p.name, upper(to_string(p.verdict)), p.duration_s, cell(p.reason));
+
+  md += "\n## Nodes\n\n| host | ranks | RDMA devices | GPUs | OS | kernel | mlx5_core | OFED | rdma-core | NVIDIA driver | CUDA driver / runtime | NCCL | Open MPI | nvidia_peermem |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& n : r.nodes) {
+    const auto& s = n.software;
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(n.host), n.ranks.size(),
+                      n.rdma_devices.size(), n.gpus.size(), cell(s.os), cell(s.kernel),
+                      cell(s.mlx5_core.loaded ? s.mlx5_core.flavor + " " + s.mlx5_core.version : "not loaded"), cell(s.ofed_version),
+                      cell(s.rdma_core_version), cell(s.nvidia_driver), cell(s.cuda_driver + " / " + s.cuda_runtime), cell(s.nccl),
+                      cell(s.open_mpi), s.nvidia_peermem.loaded ? (s.nvidia_peermem_persisted ? "loaded, persisted" : "loaded") : "not loaded");
+  }
+
+  md += "\n## RDMA ports\n\n| node | device | port | state | physical | rate (Gb/s) | link layer | active MTU | netdev (MTU) | RoCE v2 GID | firmware | PCI | NUMA | PCIe |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& n : r.nodes)
+    for (const auto& d : n.rdma_devices)
+      for (const auto& p : d.ports)
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(n.host), cell(d.name), p.port,
+                          cell(p.state), cell(p.phys_state), p.rate_gbps ? fmt::format("{:g} ({} {})", *p.rate_gbps, p.width, p.speed_name) : "-",
+                          cell(p.link_layer), opt(p.active_mtu), p.netdev.empty() ? "-" : cell(p.netdev + " (" + opt(p.netdev_mtu) + ")"),
+                          opt(p.roce_v2_gid_index), cell(d.fw_ver), cell(d.pci), opt(d.numa_node), cell(pcie_text(d.pcie)));
+
+  md += "\n## GPUs\n\n| node | index | name | UUID | PCI | NUMA | memory (GiB) | PCIe | DMA-BUF |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& n : r.nodes)
+    for (const auto& g : n.gpus)
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(n.host), opt(g.index), cell(g.name), cell(g.uuid), cell(g.pci),
+                        opt(g.numa_node), g.memory_bytes ? fmt::format("{:.1f}", *g.memory_bytes / 1073741824.0) : "-",
+                        cell(pcie_text(g.pcie)), g.dmabuf_supported ? (*g.dmabuf_supported ? "yes" : "no") : "-");
+
+  md += "\n## Absent, with the reason\n\n| node | what | reason |\n|---|---|---|\n";
+  for (const auto& n : r.nodes)
+    for (const auto& a : n.absent) md += fmt::format("| {} | {} | {} |\n", cell(n.host), cell(a.what), cell(a.reason));
+
+  md += "\n## Rank map\n\n| rank | host | local rank | GPU |\n|---|---|---|---|\n";
+  for (const auto& p : r.rank_map) md += fmt::format("| {} | {} | {} | {} |\n", p.rank, cell(p.host), p.local_rank, opt(p.gpu));
+
+  md += "\n## All findings\n\n";
+  findings_table(md, worst_first(r.findings));
+  return md;
+}
+
+std::string render_console_summary(const Report& r, size_t max_findings) {
+  std::map<Verdict, int> counts;
+  for (const auto& f : r.findings) ++counts[f.verdict];
+  std::string out = fmt::format("fabricproof: {}  ({} nodes, {} ranks; {} pass, {} warn, {} fail, {} error, {} skip)\n",
+                                upper(to_string(r.verdict)), r.nodes.size(), r.world_size, counts[Verdict::pass], counts[Verdict::warn],
+                                counts[Verdict::fail], counts[Verdict::error], counts[Verdict::skip]);
+  size_t shown = 0;
+  for (const auto* f : worst_first(r.findings)) {
+    if (f->verdict < Verdict::warn || shown == max_findings) break;
+    out += fmt::format("  {:5}  {:<22} {:<28} measured {} / expected {}\n", upper(to_string(f->verdict)), f->id, f->subject,
+                       compact(f->measured), compact(f->expected));
+    ++shown;
+  }
+  for (const auto& p : r.phases)
+    if (p.verdict == Verdict::error || p.verdict == Verdict::skip)
+      out += fmt::format("  phase {} {}: {}\n", p.name, to_string(p.verdict), p.reason);
+  return out;
+}
+
+}  // namespace fabricproof

@@ -1,0 +1,66 @@
+#pragma once
+// The report model: what rank 0 writes after every phase. JSON is the contract
+// ("fabricproof.report/1"); Markdown and the console summary are rendered from the same model.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/finding.hpp"
+#include "core/inventory.hpp"
+
+namespace fabricproof {
+
+inline constexpr const char* kReportSchema = "fabricproof.report/1";
+
+struct PhaseRecord {
+  std::string name;
+  Verdict verdict = Verdict::skip;
+  std::string reason;
+  double duration_s = 0;
+};
+
+struct RankPlacement {
+  int rank = 0;
+  std::string host;
+  int local_rank = 0;
+  std::optional<int> gpu;
+  std::string gpu_uuid;
+};
+
+struct Report {
+  std::string schema = kReportSchema;
+  Verdict verdict = Verdict::pass;
+  std::string started_at;
+  std::string finished_at;
+  std::vector<std::string> command;
+  nlohmann::json profile;  // {name, origin, document}
+  nlohmann::json build;    // which optional parts were built, versions
+  int world_size = 0;
+  std::vector<int> missing_ranks;
+  std::vector<RankPlacement> rank_map;
+  std::vector<NodeFacts> nodes;
+  std::vector<Finding> findings;
+  std::vector<PhaseRecord> phases;
+  nlohmann::json sections = nlohmann::json::object();  // later phases: verbs, collectives, ...
+
+  // Verdict of the whole run: the worst finding or phase; skips alone do not fail a run.
+  Verdict overall() const;
+};
+
+void to_json(nlohmann::json& j, const PhaseRecord& p);
+void from_json(const nlohmann::json& j, PhaseRecord& p);
+void to_json(nlohmann::json& j, const RankPlacement& r);
+void from_json(const nlohmann::json& j, RankPlacement& r);
+void to_json(nlohmann::json& j, const Report& r);
+void from_json(const nlohmann::json& j, Report& r);
+
+// Fills nodes, rank_map, world_size and missing_ranks from the gathered facts.
+void set_cluster(Report& report, const ClusterFacts& cluster);
+
+std::string utc_timestamp();  // "2026-11-29T17:42:46Z"
+
+// Writes `content` to `path` via a temporary file and rename(2), so a reader (or a crash) never
+// sees half a report. Returns an error message, empty on success.
+std::string write_file_atomic(const std::string& path, const std::string& content);
+
+}  // namespace fabricproof

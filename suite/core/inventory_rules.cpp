@@ -40,16 +40,17 @@ std::map<std::string, double> best_rate_by_model(const ClusterFacts& cluster, co
 }
 
 std::string port_state_hint(const PortFacts& p) {
+  // On RoCE a downed netdev takes the port down with it: name the netdev first.
+  if (p.link_layer == "Ethernet" && !p.netdev.empty() && p.netdev_operstate != "up")
+    return fmt::format("The netdev {} is {}: ip link set {} up; then check the cable. ", p.netdev,
+                       p.netdev_operstate.empty() ? "not up" : p.netdev_operstate, p.netdev) +
+           hint::kCable;
   if (p.phys_state == "DISABLED")
     return "The port is administratively disabled (switch port shut, or mlxconfig/ip link). If it "
            "is unused, leave it out with ports.devices in the profile. " + std::string(hint::kCable);
   if (p.phys_state == "POLLING")
     return "No link partner: the port is looking for a peer. " + std::string(hint::kCable);
   if (p.phys_state == "LINK_UP" && p.link_layer == "InfiniBand") return hint::kSubnetManager;
-  if (p.link_layer == "Ethernet" && !p.netdev.empty() && p.netdev_operstate != "up")
-    return fmt::format("The netdev {} is {}: ip link set {} up; then check the cable. ", p.netdev,
-                       p.netdev_operstate.empty() ? "not up" : p.netdev_operstate, p.netdev) +
-           hint::kCable;
   return hint::kCable;
 }
 

@@ -160,8 +160,15 @@ std::map<std::string, uint64_t> read_port_counters(FileReader& files, const std:
 std::vector<RdmaDevice> read_rdma_devices(FileReader& files, std::vector<Absence>& absent) {
   std::vector<RdmaDevice> devices;
   const fs::path class_dir = files.path("sys/class/infiniband");
-  if (!files.exists(class_dir)) {
+  std::error_code ec;
+  (void)fs::status(class_dir, ec);
+  if (ec == std::errc::no_such_file_or_directory) {
     absent.push_back({"rdma_devices", "no /sys/class/infiniband: no RDMA driver loaded (ib_core, mlx5_ib, rdma_rxe)"});
+    return devices;
+  }
+  if (ec) {
+    files.errors().push_back({"/sys/class/infiniband", ec.message()});
+    absent.push_back({"rdma_devices", "/sys/class/infiniband is unreadable: " + ec.message()});
     return devices;
   }
   for (const auto& name : files.list(class_dir)) {

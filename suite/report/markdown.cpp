@@ -45,6 +45,12 @@ void findings_table(std::string& md, const std::vector<const Finding*>& rows) {
                       cell(compact(f->measured)), cell(compact(f->expected)), cell(f->rule), cell(f->hint));
 }
 
+// A string field of a JSON object that may be null or absent (reports from older or failed runs).
+std::string field(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key)) return "";
+  return compact(object[key]);
+}
+
 std::string yes_no(const nlohmann::json& v) { return v.is_boolean() ? (v.get<bool>() ? "yes" : "no") : compact(v); }
 
 }  // namespace
@@ -78,7 +84,7 @@ std::string render_markdown(const Report& r) {
   std::vector<std::string> hosts;
   for (const auto& n : r.nodes) hosts.push_back(n.host);
   std::vector<std::string> built;
-  const auto parts = r.build.value("optional_parts", nlohmann::json::object());
+  const auto parts = r.build.is_object() ? r.build.value("optional_parts", nlohmann::json::object()) : nlohmann::json::object();
   for (const auto& [k, v] : parts.items())
     built.push_back(k + ": " + yes_no(v));
   md += fmt::format("# fabricproof acceptance report: {}\n\n", upper(to_string(r.verdict)));
@@ -88,7 +94,7 @@ std::string render_markdown(const Report& r) {
   md += fmt::format("| Nodes | {} ({}) |\n", r.nodes.size(), cell(fmt::format("{}", fmt::join(hosts, ", "))));
   md += fmt::format("| Ranks | {}{} |\n", r.world_size,
                     r.missing_ranks.empty() ? "" : fmt::format(" ({} did not answer: {})", r.missing_ranks.size(), fmt::join(r.missing_ranks, ", ")));
-  md += fmt::format("| Profile | {} ({}) |\n", cell(r.profile.value("name", "")), cell(r.profile.value("origin", "")));
+  md += fmt::format("| Profile | {} ({}) |\n", cell(field(r.profile, "name")), cell(field(r.profile, "origin")));
   md += fmt::format("| Built with | {} |\n", cell(fmt::format("{}", fmt::join(built, ", "))));
   md += fmt::format("| Command | `{}` |\n\n", cell(fmt::format("{}", fmt::join(r.command, " "))));
 

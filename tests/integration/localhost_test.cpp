@@ -1,0 +1,143 @@
+// The real binary under mpirun on this machine: 4 ranks on one node, as the README's first
+// command runs it. Checks the report contract, exit codes, and that bad input still leaves a report.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "paths.hpp"
+#include "report/report.hpp"
+
+namespace fabricproof {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;
+};
+
+Outcome run_shell(const std::string& command, const fs::path& log) {
+  const std::string full = command + " > '" + log.string() + "' 2>&1";
+  const int status = std::system(full.c_str());
+  Outcome o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  o.output = text.str();
+  return o;
+}
+
+// mpirun refuses root without these; 4 ranks on fewer cores need --oversubscribe.
+std::string mpirun(int ranks) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " + std::string(FABRICPROOF_MPIEXEC) +
+         " -np " + std::to_string(ranks) + " " + FABRICPROOF_BINARY;
+}
+
+nlohmann::json read_report(const fs::path& dir) {
+  std::ifstream in(dir / "report.json");
+  EXPECT_TRUE(in.good()) << "no report.json in " << dir;
+  return nlohmann::json::parse(in);
+}
+
+std::vector<nlohmann::json> findings_with_id(const nlohmann::json& report, const std::string& id) {
+  std::vector<nlohmann::json> out;
+  for (const auto& f : report["findings"])
+    if (f["id"] == id) out.push_back(f);
+  return out;
+}
+
+TEST(Localhost, FourRanksOneNodeWriteTheContract) {
+  test::TempDir tmp("localhost");
+  const auto out = tmp.path() / "report";
+  const auto o = run_shell(mpirun(4) + " run --out " + out.string(), tmp.path() / "log");
+  ASSERT_LE(o.exit_code, 1) << o.output;  // 0 or 1 depending on the machine's hardware; never 2
+  const auto report = read_report(out);
+  EXPECT_EQ(report["schema"], "fabricproof.report/1");
+  EXPECT_EQ(report["world_size"], 4);
+  ASSERT_EQ(report["nodes"].size(), 1u) << "four ranks on one host must merge into one node";
+  const auto& node = report["nodes"][0];
+  EXPECT_EQ(node["ranks"].size(), 4u);
+  ASSERT_EQ(report["rank_map"].size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(report["rank_map"][r]["rank"], r);
+    EXPECT_EQ(report["rank_map"][r]["local_rank"], r);
+    EXPECT_EQ(report["rank_map"][r]["host"], node["host"]);
+  }
+  EXPECT_FALSE(node["software"]["kernel"].get<std::string>().empty());
+  EXPECT_NE(node["software"]["open_mpi"].get<std::string>().find("MPI"), std::string::npos);
+  EXPECT_TRUE(report["build"]["optional_parts"].contains("verbs"));
+  EXPECT_TRUE(report["missing_ranks"].empty());
+  // Every phase is listed; without RDMA devices the verbs phase is skipped with the reason.
+  std::map<std::string, nlohmann::json> phases;
+  for (const auto& p : report["phases"]) phases[p["name"]] = p;
+  for (const char* name : {"inventory", "verbs", "gpudirect", "collectives", "nccl_audit"}) EXPECT_TRUE(phases.count(name)) << name;
+  if (node["rdma_devices"].empty()) {
+    EXPECT_EQ(phases["verbs"]["verdict"], "skip");
+    const std::string reason = phases["verbs"]["reason"];
+    EXPECT_TRUE(reason == "no RDMA device on any node" || reason.find("built without libibverbs") == 0) << reason;
+    EXPECT_EQ(findings_with_id(report, "hca_count").at(0)["verdict"], "warn");
+  }
+  EXPECT_EQ(report["verdict"], o.exit_code == 0 ? (report["verdict"] == "warn" ? "warn" : "pass") : "fail");
+  std::ifstream md(out / "report.md");
+  std::string first_line;
+  std::getline(md, first_line);
+  EXPECT_EQ(first_line.rfind("# fabricproof acceptance report: ", 0), 0u) << first_line;
+  EXPECT_NE(o.output.find("report: "), std::string::npos) << o.output;
+}
+
+TEST(Localhost, ExpectNodesMismatchFailsWithExitCode1) {
+  test::TempDir tmp("expect");
+  const auto o = run_shell(mpirun(2) + " run --phases inventory --expect-nodes 2 --out " + tmp.path().string(), tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  const auto f = findings_with_id(read_report(tmp.path()), "node_count");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0]["verdict"], "fail");
+  EXPECT_EQ(f[0]["expected"], 2);
+}
+
+TEST(Localhost, MalformedProfileIsNamedAndTheReportStillWritten) {
+  test::TempDir tmp("profile");
+  const auto profile = tmp.path() / "site.json";
+  std::ofstream(profile) << R"({"schema": "fabricproof.profile/1", "name": "site", "roce": {"mtu": 4096}})";
+  const auto out = tmp.path() / "report";
+  const auto o = run_shell(mpirun(2) + " run --profile " + profile.string() + " --out " + out.string(), tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("/roce/mtu: unknown key"), std::string::npos) << o.output;
+  const auto report = read_report(out);
+  const auto f = findings_with_id(report, "profile");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0]["verdict"], "error");
+  EXPECT_NE(f[0]["measured"].get<std::string>().find(profile.string() + ": /roce/mtu"), std::string::npos);
+  EXPECT_EQ(report["verdict"], "error");
+  EXPECT_EQ(report["nodes"].size(), 1u) << "the inventory is still gathered";
+}
+
+TEST(Localhost, UnknownOptionLeavesAReportNamingIt) {
+  test::TempDir tmp("cli");
+  const auto o = run_shell(std::string(FABRICPROOF_BINARY) + " run --out " + tmp.path().string() + " --fastest", tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.output.find("--fastest"), std::string::npos) << o.output;
+  const auto f = findings_with_id(read_report(tmp.path()), "command_line");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0]["measured"].get<std::string>().find("--fastest"), std::string::npos);
+}
+
+TEST(Localhost, SavedSysfsTreeIsJudgedThroughTheWholePipeline) {
+  test::TempDir tmp("root");
+  const auto tree = test::fixture("sysfs/roce-cx7-gid-tables");
+  const auto o = run_shell(mpirun(1) + " run --phases inventory --root " + tree.string() + " --out " + tmp.path().string(), tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 1) << o.output;  // ens1f1 at MTU 1500
+  const auto report = read_report(tmp.path());
+  EXPECT_EQ(report["nodes"][0]["host"], "gpu-roce-02");
+  EXPECT_EQ(report["nodes"][0]["rdma_devices"][0]["ports"][0]["roce_v2_gid_index"], 5);
+  bool mtu_fail = false;
+  for (const auto& f : findings_with_id(report, "roce_mtu")) mtu_fail |= f["subject"] == "gpu-roce-02/mlx5_1:1" && f["verdict"] == "fail";
+  EXPECT_TRUE(mtu_fail);
+}
+
+}  // namespace
+}  // namespace fabricproof

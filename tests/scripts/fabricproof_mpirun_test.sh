@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# scripts/fabricproof-mpirun: the mpirun line it builds, and its errors on bad hostfiles.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+wrapper="$here/../../scripts/fabricproof-mpirun"
+hostfiles="$here/../../hostfiles"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+check() {  # description, command output, expected substring
+  if [[ "$2" == *"$3"* ]]; then echo "ok   $1"; else echo "FAIL $1: expected '$3' in: $2"; failures=$((failures + 1)); fi
+}
+status_is() {
+  if [ "$2" -eq "$3" ]; then echo "ok   $1"; else echo "FAIL $1: exit $2, expected $3"; failures=$((failures + 1)); fi
+}
+
+out=$(NCCL_IB_HCA=mlx5_0,mlx5_1 NCCL_SOCKET_IFNAME=eno1 UCX_TLS=rc FABRICPROOF_X=1 OTHER=1 \
+      "$wrapper" --hostfile "$hostfiles/cluster-4x4" --dry-run -- run --out /tmp/r 2>&1); rc=$?
+status_is "dry run exits 0" $rc 0
+check "one rank per slot" "$out" "-np 16 --map-by slot"
+check "bound to NUMA" "$out" "--bind-to numa"
+check "NCCL_IB_HCA exported" "$out" "-x NCCL_IB_HCA"
+check "NCCL_SOCKET_IFNAME exported" "$out" "-x NCCL_SOCKET_IFNAME"
+check "UCX_TLS exported" "$out" "-x UCX_TLS"
+check "FABRICPROOF_X exported" "$out" "-x FABRICPROOF_X"
+check "fabricproof arguments passed" "$out" "run --out /tmp/r"
+[[ "$out" == *"-x OTHER"* ]] && { echo "FAIL unrelated variable exported"; failures=$((failures + 1)); }
+
+out=$("$wrapper" --hostfile "$hostfiles/two-nodes" --ranks-per-node 2 --dry-run -- run --out d 2>&1)
+check "ranks per node" "$out" "-np 4 --map-by ppr:2:node"
+
+printf 'node1 slots=4\nnode2 slots=four\n' >"$tmp/bad-slots"
+out=$("$wrapper" --hostfile "$tmp/bad-slots" --dry-run -- run 2>&1); rc=$?
+status_is "bad slots exits 2" $rc 2
+check "bad slots names file and line" "$out" "$tmp/bad-slots:2: 'slots=four'"
+
+printf '# rack A\nnode1 slots=4\n\nnode1 slots=4\n' >"$tmp/duplicate"
+out=$("$wrapper" --hostfile "$tmp/duplicate" --dry-run -- run 2>&1); rc=$?
+status_is "duplicate host exits 2" $rc 2
+check "duplicate host named" "$out" "$tmp/duplicate:4: host 'node1' is listed twice (line 2)"
+
+printf 'node1 gpus=4\n' >"$tmp/unknown"
+out=$("$wrapper" --hostfile "$tmp/unknown" --dry-run -- run 2>&1)
+check "unknown field named" "$out" "unknown field 'gpus=4'"
+
+printf '# nothing here\n' >"$tmp/empty"
+out=$("$wrapper" --hostfile "$tmp/empty" --dry-run -- run 2>&1); rc=$?
+status_is "empty hostfile exits 2" $rc 2
+check "empty hostfile named" "$out" "no hosts"
+
+out=$("$wrapper" --hostfile "$tmp/missing" --dry-run -- run 2>&1); rc=$?
+status_is "missing hostfile exits 2" $rc 2
+check "missing hostfile named" "$out" "$tmp/missing: cannot read the hostfile"
+
+out=$("$wrapper" --hostfile "$hostfiles/localhost" --ranks-per-node x 2>&1); rc=$?
+status_is "bad ranks per node exits 2" $rc 2
+
+[ $failures -eq 0 ] && echo "all checks passed" || echo "$failures check(s) failed"
+exit $((failures > 0))

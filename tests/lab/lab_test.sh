@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The Soft-RoCE lab tests (ctest label `lab`). One step per ctest test, sharing one running lab:
+#   up -> rxe-ports -> write-bw -> acceptance -> faults -> down
+# Exit 77 (ctest: skipped) with the reason when this machine cannot run the lab at all.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+lab="$repo/scripts/lab/lab"
+nodes=${FABRICPROOF_LAB_NODES:-4}
+work=${FABRICPROOF_LAB_TEST_DIR:-$repo/build/lab-tests}
+failures=0
+
+skip() { echo "SKIPPED: $*"; exit 77; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok   $*"; }
+expect() {  # description, jq filter over the report that must print true, report
+  local got
+  got=$(jq -r "$2" "$3" 2>&1)
+  if [ "$got" = "true" ]; then pass "$1"; else fail "$1 (jq '$2' gave: $got)"; fi
+}
+finish() { [ $failures -eq 0 ] && { echo "all checks passed"; exit 0; }; echo "$failures check(s) failed"; exit 1; }
+
+precheck() {
+  [ "$(id -u)" -eq 0 ] || skip "the lab needs root (network namespace and taps)"
+  [ -c /dev/net/tun ] || skip "no /dev/net/tun on this machine"
+  ip netns list >/dev/null 2>&1 || skip "network namespaces are not available (ip netns)"
+  command -v jq >/dev/null || "$repo/scripts/install-deps" --lab >/dev/null || skip "cannot install the lab's packages"
+  command -v qemu-system-x86_64 >/dev/null || "$repo/scripts/install-deps" --lab >/dev/null || skip "cannot install qemu"
+}
+
+step_up() {
+  "$lab" down >/dev/null 2>&1 || true
+  local start=$(date +%s)
+  "$lab" up --nodes "$nodes" || { fail "lab up --nodes $nodes"; finish; }
+  pass "lab up: $nodes nodes in $(( $(date +%s) - start )) s"
+  finish
+}
+
+# 1. Every node's rxe0 is PORT_ACTIVE, active MTU 4096, link layer Ethernet.
+step_rxe_ports() {
+  local i out
+  for i in $(seq 1 "$nodes"); do
+    out=$("$lab" exec "node$i" -- ibv_devinfo -d rxe0 2>/dev/null)
+    [[ "$out" == *"PORT_ACTIVE"* ]] && pass "node$i rxe0 PORT_ACTIVE" || fail "node$i rxe0 not PORT_ACTIVE: $out"
+    [[ "$out" =~ active_mtu:[[:space:]]+4096 ]] && pass "node$i rxe0 active MTU 4096" || fail "node$i active MTU: $out"
+    [[ "$out" =~ link_layer:[[:space:]]+Ethernet ]] && pass "node$i rxe0 link layer Ethernet" || fail "node$i link layer: $out"
+    [ "$("$lab" exec "node$i" -- hostname 2>/dev/null)" = "node$i" ] && pass "node$i has its own hostname" || fail "node$i hostname"
+  done
+  finish
+}
+
+# 2. perftest's ib_write_bw between node1 and node2 completes.
+step_write_bw() {
+  local gid out
+  gid=$(cat /dev/null; "$lab" exec node2 -- sh -c 'for t in /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/*; do i=${t##*/}; case $(cat /sys/class/infiniband/rxe0/ports/1/gids/$i) in 0000:0000:0000:0000:0000:ffff:*) echo $i; break;; esac; done' 2>/dev/null)
+  [ -n "$gid" ] || { fail "no IPv4 GID on node2's rxe0"; finish; }
+  "$lab" exec node2 -- timeout 120 ib_write_bw -d rxe0 -F --report_gbits -D 3 -x "$gid" >"$work/write_bw_server.log" 2>&1 &
+  local server=$!
+  for _ in $(seq 1 60); do  # wait until the server listens: a client started before it fails
+    "$lab" exec node2 -- sh -c 'ss -ltn | grep -q ":18515 "' 2>/dev/null && break
+    sleep 1
+  done
+  out=$("$lab" exec node1 -- timeout 120 ib_write_bw -d rxe0 -F --report_gbits -D 3 -x "$gid" node2 2>&1)
+  local rc=$?
+  wait $server
+  echo "$out" | grep -A2 "#bytes"
+  [ $rc -eq 0 ] && [[ "$out" =~ 65536[[:space:]]+[0-9]+ ]] && pass "ib_write_bw node1 -> node2 completed" || fail "ib_write_bw failed (rc $rc): $out"
+  finish
+}
+
+# 3. lab acceptance on all nodes: 4 nodes, RoCE ports healthy, software consistent, verdict pass.
+step_acceptance() {
+  local out="$work/acceptance" r
+  rm -rf "$out"
+  "$lab" acceptance --out "$out" -- --expect-nodes "$nodes"
+  local rc=$?
+  r="$out/report.json"
+  [ -f "$r" ] || { fail "no report.json in $out"; finish; }
+  [ $rc -eq 0 ] && pass "fabricproof exited 0" || fail "fabricproof exited $rc"
+  expect "report lists $nodes nodes" "(.nodes | length) == $nodes" "$r"
+  expect "hosts are node1..node$nodes" "[.nodes[].host] | sort == [range(1; $nodes + 1) | \"node\\(.)\"]" "$r"
+  expect "every node has a RoCE port ACTIVE" "[.nodes[] | any(.rdma_devices[].ports[]; .state == \"ACTIVE\" and .link_layer == \"Ethernet\")] | all" "$r"
+  expect "every port has active MTU 4096" "[.nodes[].rdma_devices[].ports[].active_mtu] | all(. == 4096)" "$r"
+  expect "every port has a RoCE v2 GID index" "[.nodes[].rdma_devices[].ports[].roce_v2_gid_index] | all(. != null)" "$r"
+  expect "every netdev has MTU 9000" "[.nodes[].rdma_devices[].ports[].netdev_mtu] | all(. == 9000)" "$r"
+  expect "software is consistent across nodes" "[.findings[] | select(.id | startswith(\"consistency_\")) | .verdict] | all(. == \"pass\")" "$r"
+  expect "node count matches --expect-nodes" "[.findings[] | select(.id == \"node_count\") | .verdict] == [\"pass\"]" "$r"
+  expect "verdict pass" ".verdict == \"pass\"" "$r"
+  finish
+}
+
+# 4. Faults: node3 at MTU 1500 fails its MTU rule and is named in the consistency finding;
+#    node2's data link down shows its port DOWN.
+step_faults() {
+  local out="$work/fault-mtu" r
+  rm -rf "$out"
+  "$lab" acceptance --out "$out" --fault node3:mtu:1500
+  local rc=$?
+  r="$out/report.json"
+  [ -f "$r" ] || { fail "no report.json in $out"; finish; }
+  [ $rc -eq 1 ] && pass "MTU fault: fabricproof exited 1" || fail "MTU fault: fabricproof exited $rc"
+  expect "node3's RoCE MTU rule fails at 1024" "[.findings[] | select(.id == \"roce_mtu\" and .subject == \"node3/rxe0:1\")] | .[0].verdict == \"fail\" and .[0].measured.active_mtu == 1024" "$r"
+  expect "node3's netdev MTU rule fails at 1500" "[.findings[] | select(.id == \"roce_netdev_mtu\" and .subject == \"node3/rxe0:1\")] | .[0].verdict == \"fail\" and .[0].measured.mtu == 1500" "$r"
+  expect "the other nodes' MTU rules pass" "[.findings[] | select((.id == \"roce_mtu\" or .id == \"roce_netdev_mtu\") and (.subject | startswith(\"node3/\") | not)) | .verdict] | all(. == \"pass\")" "$r"
+  expect "the consistency finding names node3, and only node3" "[.findings[] | select(.id == \"consistency_active_mtus\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"node3\")) and (.[0].hint | contains(\"node1\") | not)" "$r"
+
+  out="$work/fault-link-down"
+  rm -rf "$out"
+  "$lab" acceptance --out "$out" --fault node2:link-down
+  rc=$?
+  r="$out/report.json"
+  [ -f "$r" ] || { fail "no report.json in $out"; finish; }
+  [ $rc -eq 1 ] && pass "link-down fault: fabricproof exited 1" || fail "link-down fault: fabricproof exited $rc"
+  expect "node2's port is reported DOWN" "[.nodes[] | select(.host == \"node2\") | .rdma_devices[].ports[].state] == [\"DOWN\"]" "$r"
+  expect "node2's port_state finding fails and names the netdev" "[.findings[] | select(.id == \"port_state\" and .subject == \"node2/rxe0:1\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"eth1\"))" "$r"
+  expect "the other ports are ACTIVE" "[.nodes[] | select(.host != \"node2\") | .rdma_devices[].ports[].state] | all(. == \"ACTIVE\")" "$r"
+  finish
+}
+
+# 5. lab down leaves no qemu process, tap or namespace; running it twice is safe.
+step_down() {
+  "$lab" down && pass "lab down" || fail "lab down failed"
+  "$lab" down && pass "lab down again is safe" || fail "second lab down failed"
+  pgrep -f "fabricproof-lab-node" >/dev/null && fail "qemu processes left: $(pgrep -af fabricproof-lab-node)" || pass "no qemu process left"
+  ip netns list | grep -qw "${FABRICPROOF_LAB_NETNS:-fplab}" && fail "namespace left" || pass "no namespace left"
+  ip -o link show | grep -Eq ': (mgmt|data)[0-9]+[:@]' && fail "taps left: $(ip -o link show | grep -E ': (mgmt|data)[0-9]+')" || pass "no tap left"
+  finish
+}
+
+precheck
+mkdir -p "$work"
+case "${1:-}" in
+  up) step_up ;;
+  rxe-ports) step_rxe_ports ;;
+  write-bw) step_write_bw ;;
+  acceptance) step_acceptance ;;
+  faults) step_faults ;;
+  down) step_down ;;
+  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|faults|down"; exit 2 ;;
+esac

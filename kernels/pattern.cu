@@ -1,30 +1,22 @@
 #include <cuda_runtime.h>
 
+#include "core/pattern.hpp"
 #include "kernels/pattern.hpp"
 
 namespace fabricproof::kernels {
 namespace {
 
-// splitmix64 finaliser: cheap, and neighbouring indices give unrelated words, so a shifted or
-// duplicated block is caught as well as a corrupted one.
-__host__ __device__ inline uint32_t mix(uint64_t seed, uint64_t index) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ull * (index + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<uint32_t>(z ^ (z >> 31));
-}
-
 __global__ void fill_kernel(uint32_t* words, uint64_t count, uint64_t seed) {
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
-    words[i] = mix(seed, i);
+    words[i] = pattern_word(seed, i);
 }
 
 __global__ void verify_kernel(const uint32_t* words, uint64_t count, uint64_t seed, unsigned long long* mismatches) {
   unsigned long long local = 0;
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
-    local += words[i] != mix(seed, i);
+    local += words[i] != pattern_word(seed, i);
   if (local) atomicAdd(mismatches, local);
 }
 
@@ -36,8 +28,6 @@ unsigned grid_for(uint64_t count) {
 }
 
 }  // namespace
-
-uint32_t pattern_word(uint64_t seed, uint64_t index) { return mix(seed, index); }
 
 std::string fill_pattern(void* device_ptr, size_t bytes, uint64_t seed, void* stream) {
   if (bytes % 4) return "fill_pattern: size must be a multiple of 4 bytes";

@@ -1,5 +1,5 @@
 #pragma once
-// Deterministic data patterns on the GPU. The value of element i depends on (seed, i) only, so a
+// Deterministic data patterns on the GPU (core/pattern.hpp). Word i depends on (seed, i) only, so a
 // receiver can check a buffer without a copy of what was sent. Launchers return "" on success or
 // the CUDA error text; `stream` is a cudaStream_t passed as void* to keep CUDA out of this header.
 #include <cstddef>
@@ -7,9 +7,6 @@
 #include <string>
 
 namespace fabricproof::kernels {
-
-// The 32-bit pattern word at index i for a seed (also usable on the host to build expectations).
-uint32_t pattern_word(uint64_t seed, uint64_t index);
 
 // Fills `bytes` (a multiple of 4) at `device_ptr` with pattern words.
 std::string fill_pattern(void* device_ptr, size_t bytes, uint64_t seed, void* stream = nullptr);

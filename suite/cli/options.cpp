@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/units.hpp"
+
 namespace fabricproof {
 namespace {
 
@@ -45,6 +47,23 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--timeout", cl.run.timeout_s, "Seconds a gather or broadcast may wait for the slowest rank")->check(CLI::PositiveNumber);
   run->add_option("--root", cl.run.root, "Filesystem root the inventory reads (a saved sysfs tree; default /)");
   run->add_flag("-q,--quiet", cl.run.quiet, "Print only the final summary");
+  auto& v = cl.run.verbs;
+  std::string bw_size, lat_size;
+  std::vector<std::string> verbs_tests;
+  int gid_index = -1;
+  const char* group = "RDMA verbs matrix";
+  run->add_option("--verbs-size", bw_size, "Message size of the bandwidth tests (64K)")->group(group);
+  run->add_option("--verbs-duration", v.duration_s, "Seconds per bandwidth test and direction (2)")->check(CLI::NonNegativeNumber)->group(group);
+  run->add_option("--verbs-iterations", v.iterations, "Messages per bandwidth test instead of a duration")->group(group);
+  run->add_option("--verbs-qps", v.qps, "Queue pairs per endpoint (1)")->check(CLI::Range(1, 64))->group(group);
+  run->add_option("--verbs-tx-depth", v.tx_depth, "Work requests in flight per QP (128)")->check(CLI::Range(2, 8192))->group(group);
+  run->add_option("--verbs-gid-index", gid_index, "GID index on every port (default: the port's RoCE v2 IPv4 GID)")->check(CLI::Range(0, 1023))->group(group);
+  run->add_option("--verbs-lat-size", lat_size, "Message size of the latency test (2)")->group(group);
+  run->add_option("--verbs-lat-iterations", v.lat_iterations, "Round trips of the latency test (1000)")->check(CLI::PositiveNumber)->group(group);
+  run->add_option("--verbs-tests", verbs_tests, "Tests: write_bw,write_bw_bidir,send_bw,write_lat")->delimiter(',')->group(group);
+  run->add_option("--verbs-mode", v.mode, "rounds (disjoint pairs at once) or isolated (one pair at a time)")->check(CLI::IsMember({"rounds", "isolated"}))->group(group);
+  run->add_option("--verbs-rails", v.rails, "matched (mlx5_0 <-> mlx5_0) or all (every HCA with every remote HCA)")->check(CLI::IsMember({"matched", "all"}))->group(group);
+  run->add_option("--verbs-timeout", v.timeout_s, "Seconds any wait inside a pair may take (30)")->check(CLI::PositiveNumber)->group(group);
 
   try {
     app.parse(argc, argv);
@@ -66,6 +85,29 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     cl.command = Command::run;
     if (expect_nodes > 0) cl.run.expect_nodes = expect_nodes;
     if (!phases.empty()) cl.run.phases = split_phases(phases);
+    auto size_or_error = [&](const std::string& text, const char* option, uint64_t& into) {
+      if (text.empty()) return true;
+      auto bytes = parse_size(text);
+      if (!bytes || *bytes == 0) {
+        cl.exit_code = 2;
+        cl.message = std::string("command line: ") + option + ": '" + text + "' is not a size (e.g. 64K, 1M)";
+        return false;
+      }
+      into = *bytes;
+      return true;
+    };
+    if (!size_or_error(bw_size, "--verbs-size", v.bw_bytes) || !size_or_error(lat_size, "--verbs-lat-size", v.lat_bytes)) return cl;
+    if (gid_index >= 0) v.gid_index = gid_index;
+    if (!verbs_tests.empty()) {
+      for (const auto& t : verbs_tests) {
+        if (std::find(kVerbsTests.begin(), kVerbsTests.end(), t) == kVerbsTests.end()) {
+          cl.exit_code = 2;
+          cl.message = "command line: --verbs-tests: unknown test '" + t + "' (known: write_bw, write_bw_bidir, send_bw, write_lat)";
+          return cl;
+        }
+      }
+      v.tests = verbs_tests;
+    }
     for (const auto& p : cl.run.phases) {
       if (std::find(kAllPhases.begin(), kAllPhases.end(), p) == kAllPhases.end()) {
         cl.exit_code = 2;

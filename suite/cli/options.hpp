@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/verbs_model.hpp"
+
 namespace fabricproof {
 
 inline const std::vector<std::string> kAllPhases = {"inventory", "verbs", "gpudirect", "collectives", "nccl_audit"};
@@ -16,6 +18,7 @@ struct RunOptions {
   double timeout_s = 120;      // deadline for each gather/broadcast of a phase
   std::string root = "/";      // filesystem root the probe reads (fixture trees in tests)
   bool quiet = false;
+  VerbsOptions verbs;
 };
 
 enum class Command { none, run };

@@ -165,9 +165,6 @@ struct ClusterFacts {
   int world_size = 0;
 };
 
-#define FABRICPROOF_JSON(Type, ...) \
-  NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
-
 FABRICPROOF_JSON(Absence, what, reason)
 FABRICPROOF_JSON(ProbeError, source, message)
 FABRICPROOF_JSON(PcieLink, current_gts, max_gts, current_gen, max_gen, current_width, max_width)

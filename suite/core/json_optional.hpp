@@ -22,3 +22,6 @@ struct adl_serializer<std::optional<T>> {
   }
 };
 }  // namespace nlohmann
+
+// to_json/from_json for a plain struct; keys are the member names, missing keys keep defaults.
+#define FABRICPROOF_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)

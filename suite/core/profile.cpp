@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-enum class Kind { integer, number, string, string_list, verdict };
+enum class Kind { integer, number, boolean, string, string_list, verdict };
 
 struct LeafSpec {
   const char* pointer;
@@ -48,6 +48,13 @@ const std::vector<LeafSpec>& leaf_specs() {
       {"/gpudirect/missing_peermem", Kind::verdict, false},
       {"/consistency/software", Kind::verdict, false},
       {"/consistency/os_kernel", Kind::verdict, false},
+      {"/verbs/absolute_bw", Kind::boolean, false},
+      {"/verbs/bw_pass_ratio", Kind::number, false, 0, 2},
+      {"/verbs/bw_fail_ratio", Kind::number, false, 0, 2},
+      {"/verbs/outlier_ratio", Kind::number, false, 0, 1},
+      {"/verbs/latency_usec/InfiniBand", Kind::number, true, 0, 1e6},
+      {"/verbs/latency_usec/Ethernet", Kind::number, true, 0, 1e6},
+      {"/verbs/latency_outlier_factor", Kind::number, false, 1, 1000},
   };
   return specs;
 }
@@ -101,6 +108,9 @@ std::optional<std::string> check_leaf(const LeafSpec& spec, const json& value) {
         return fmt::format("{} is not one of {}", value.dump(), fmt::join(spec.allowed, ", "));
       return std::nullopt;
     }
+    case Kind::boolean:
+      if (!value.is_boolean()) return fmt::format("must be true or false, got {}", value.dump());
+      return std::nullopt;
     case Kind::string:
       if (!value.is_string()) return fmt::format("must be a string, got {}", value.dump());
       if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(),
@@ -159,6 +169,14 @@ Profile build(const json& doc, const std::string& origin) {
   p.gpudirect.missing_peermem = verdict_at("/gpudirect/missing_peermem");
   p.consistency.software = verdict_at("/consistency/software");
   p.consistency.os_kernel = verdict_at("/consistency/os_kernel");
+  const auto& verbs = doc.at("verbs");
+  p.verbs.absolute_bw = verbs.at("absolute_bw").get<bool>();
+  p.verbs.bw_pass_ratio = verbs.at("bw_pass_ratio").get<double>();
+  p.verbs.bw_fail_ratio = verbs.at("bw_fail_ratio").get<double>();
+  p.verbs.outlier_ratio = verbs.at("outlier_ratio").get<double>();
+  p.verbs.latency_usec_infiniband = verbs.at("latency_usec").at("InfiniBand").get<std::optional<double>>();
+  p.verbs.latency_usec_ethernet = verbs.at("latency_usec").at("Ethernet").get<std::optional<double>>();
+  p.verbs.latency_outlier_factor = verbs.at("latency_outlier_factor").get<double>();
   return p;
 }
 
@@ -206,6 +224,8 @@ ProfileLoad load_profile_text(std::string_view text, const std::string& origin) 
       problems.push_back(fmt::format("{}: {}", spec.pointer, *problem));
     }
   }
+  if (problems.empty() && effective["verbs"]["bw_fail_ratio"].get<double>() > effective["verbs"]["bw_pass_ratio"].get<double>())
+    problems.push_back("/verbs/bw_fail_ratio: must not exceed /verbs/bw_pass_ratio");
   for (const auto& p : problems) fail(p);
   if (result.errors.empty()) result.profile = build(effective, origin);
   return result;

@@ -187,3 +187,38 @@ std::optional<std::string_view> phys_state_name(int code) {
 }
 
 }  // namespace fabricproof
+
+namespace fabricproof {
+
+std::vector<int> parse_cpulist(std::string_view text) {
+  std::vector<int> cpus;
+  text = trim(text);
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const std::string_view part = text.substr(0, comma);
+    const auto dash = part.find('-');
+    int first = 0, last = 0;
+    auto parse = [](std::string_view s, int& out) {
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+      return ec == std::errc() && end == s.data() + s.size();
+    };
+    if (dash == std::string_view::npos) {
+      if (!parse(part, first)) return {};
+      last = first;
+    } else if (!parse(part.substr(0, dash), first) || !parse(part.substr(dash + 1), last) || last < first) {
+      return {};
+    }
+    for (int c = first; c <= last; ++c) cpus.push_back(c);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return cpus;
+}
+
+std::optional<double> pcie_usable_gbps(int generation, int lanes) {
+  constexpr std::array<double, 6> kUsableGBpsPerLane = {0.2125, 0.425, 0.84, 1.69, 3.375, 6.75};
+  if (generation < 1 || generation > 6 || lanes <= 0) return std::nullopt;
+  return kUsableGBpsPerLane[generation - 1] * lanes * 8;
+}
+
+}  // namespace fabricproof

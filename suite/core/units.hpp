@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fabricproof {
 
@@ -55,4 +56,12 @@ namespace fabricproof {
 std::optional<std::string_view> port_state_name(int code);
 // Physical port state codes -> ibv names ("LINK_UP", "POLLING", "DISABLED", ...).
 std::optional<std::string_view> phys_state_name(int code);
+}  // namespace fabricproof
+
+namespace fabricproof {
+// "0-3,8,10-11" -> {0,1,2,3,8,10,11}; empty on malformed text.
+std::vector<int> parse_cpulist(std::string_view text);
+// Usable PCIe bandwidth in Gb/s for a generation and lane count (about 85% of raw: Gen3 x16
+// ~13.5 GB/s, Gen4 ~27, Gen5 ~54; domain.md).
+std::optional<double> pcie_usable_gbps(int generation, int lanes);
 }  // namespace fabricproof

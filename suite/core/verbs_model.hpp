@@ -1,0 +1,105 @@
+#pragma once
+// The pairwise RDMA verbs matrix as data: what was planned (endpoints, rounds, options) and what
+// each pair measured. Produced by the verbs phase, judged by verbs_rules, rendered as a matrix.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_optional.hpp"
+
+namespace fabricproof {
+
+inline const std::vector<std::string> kVerbsTests = {"write_bw", "write_bw_bidir", "send_bw", "write_lat"};
+
+// One HCA port of one node, and the rank that drives it in the matrix.
+struct VerbsEndpoint {
+  std::string host;
+  std::string device;
+  int port = 1;
+  int rank = 0;
+  std::optional<int> gid_index;  // RoCE: the port's RoCE v2 IPv4 GID unless --verbs-gid-index
+  std::string link_layer;
+  std::optional<double> rate_gbps;
+  std::optional<int> active_mtu;
+  std::string state;  // a port that is not ACTIVE is planned but not measured
+  std::string label() const { return host + "/" + device; }
+};
+
+struct VerbsOptions {
+  uint64_t bw_bytes = 65536;      // perftest's default message size for bandwidth
+  double duration_s = 2.0;        // per test and direction; 0 = use iterations
+  uint64_t iterations = 0;
+  int qps = 1;
+  int tx_depth = 128;
+  std::optional<int> gid_index;   // override the per-port RoCE v2 GID
+  uint64_t lat_bytes = 2;
+  uint64_t lat_iterations = 1000;
+  std::vector<std::string> tests = kVerbsTests;
+  std::string mode = "rounds";    // "rounds" (disjoint pairs concurrently) or "isolated"
+  std::string rails = "matched";  // "matched" (mlx5_0 <-> mlx5_0) or "all"
+  double timeout_s = 30;          // deadline of every wait inside a pair
+};
+
+struct LatencyStats {
+  double min_usec = 0;
+  double avg_usec = 0;
+  double p50_usec = 0;
+  double p99_usec = 0;
+  double max_usec = 0;
+  uint64_t samples = 0;
+};
+
+struct TestResult {
+  std::string test;             // one of kVerbsTests
+  int from = 0;                 // endpoint index: the writer / sender (bidir and latency: a)
+  int to = 0;
+  std::string status = "ok";    // "ok", "error", "not_measured"
+  std::string reason;           // the verbs status of an error, or why it was not measured
+  uint64_t bytes = 0;           // message size
+  uint64_t messages = 0;
+  double seconds = 0;
+  std::optional<double> gbps;   // 1e9 bit/s; bidir: both directions together
+  std::optional<LatencyStats> latency;  // one-way, half the round trip, like ib_write_lat
+  std::optional<uint64_t> verified;     // send_bw: messages whose payload was checked
+  std::optional<uint64_t> mismatches;   // ... and words that differed
+};
+
+struct PairResult {
+  int task = 0;
+  int round = 0;
+  int a = 0;  // endpoint indices
+  int b = 0;
+  std::vector<TestResult> tests;
+  // Port counters that moved while this pair ran: endpoint label -> counter -> delta.
+  std::map<std::string, std::map<std::string, int64_t>> counter_deltas;
+};
+
+struct VerbsSection {
+  VerbsOptions options;
+  std::vector<VerbsEndpoint> endpoints;
+  int rounds = 0;
+  std::vector<PairResult> pairs;
+};
+
+FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state)
+FABRICPROOF_JSON(VerbsOptions, bw_bytes, duration_s, iterations, qps, tx_depth, gid_index, lat_bytes, lat_iterations, tests,
+                 mode, rails, timeout_s)
+FABRICPROOF_JSON(LatencyStats, min_usec, avg_usec, p50_usec, p99_usec, max_usec, samples)
+FABRICPROOF_JSON(TestResult, test, from, to, status, reason, bytes, messages, seconds, gbps, latency, verified, mismatches)
+FABRICPROOF_JSON(PairResult, task, round, a, b, tests, counter_deltas)
+FABRICPROOF_JSON(VerbsSection, options, endpoints, rounds, pairs)
+
+// The report's `verbs` section: the section itself plus `matrix`, one square table per test with
+// labels "node/hca" and cells that are a figure or {"reason": ...}.
+nlohmann::json verbs_section_json(const VerbsSection& section);
+VerbsSection verbs_section_from_json(const nlohmann::json& j);
+
+LatencyStats latency_stats(std::vector<double> samples_usec);
+
+// The results a pair (a, b) will produce, in run order: write_bw and send_bw in each direction
+// (a->b, then b->a), write_bw_bidir and write_lat once for the pair. Status "ok", no figures.
+std::vector<TestResult> planned_results(const VerbsOptions& options, int a, int b);
+
+}  // namespace fabricproof

@@ -1,0 +1,270 @@
+#include "core/verbs_rules.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/hints.hpp"
+#include "core/units.hpp"
+
+namespace fabricproof {
+namespace {
+
+using nlohmann::json;
+
+struct Located {
+  const NodeFacts* node = nullptr;
+  const RdmaDevice* device = nullptr;
+  const PortFacts* port = nullptr;
+};
+
+Located locate(const ClusterFacts& cluster, const VerbsEndpoint& e) {
+  Located l;
+  for (const auto& n : cluster.nodes) {
+    if (n.host != e.host) continue;
+    l.node = &n;
+    for (const auto& d : n.rdma_devices) {
+      if (d.name != e.device) continue;
+      l.device = &d;
+      for (const auto& p : d.ports)
+        if (p.port == e.port) l.port = &p;
+    }
+  }
+  return l;
+}
+
+int64_t delta(const PairResult* pair, const std::string& label, std::initializer_list<const char*> names, std::string* which) {
+  if (!pair) return 0;
+  auto it = pair->counter_deltas.find(label);
+  if (it == pair->counter_deltas.end()) return 0;
+  int64_t total = 0;
+  for (const char* name : names) {
+    auto c = it->second.find(name);
+    if (c != it->second.end() && c->second > 0) {
+      total += c->second;
+      if (which) *which += fmt::format("{}{} +{}", which->empty() ? "" : ", ", name, c->second);
+    }
+  }
+  return total;
+}
+
+std::string describe_gen(const PcieLink& l, bool current) {
+  const auto gen = current ? l.current_gen : l.max_gen;
+  const auto width = current ? l.current_width : l.max_width;
+  return fmt::format("Gen{} x{}", gen ? std::to_string(*gen) : "?", width ? std::to_string(*width) : "?");
+}
+
+std::string subject_of(const VerbsSection& s, const TestResult& t) {
+  const char* arrow = (t.test == "write_lat" || t.test == "write_bw_bidir") ? " <-> " : " -> ";
+  return s.endpoints[t.from].label() + arrow + s.endpoints[t.to].label() + " (" + t.test + ")";
+}
+
+Finding make(std::string id, std::string subject, Verdict v, json measured, json expected, std::string rule, std::string hint = "") {
+  return Finding{std::move(id), std::move(subject), v, std::move(measured), std::move(expected), std::move(rule), std::move(hint)};
+}
+
+std::string numbered(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += fmt::format("{}({}) {}", i ? " " : "", i + 1, items[i]);
+  return out;
+}
+
+std::string error_hint(const std::string& reason) {
+  if (reason.find("retry") != std::string::npos || reason.find("RETRY") != std::string::npos)
+    return "The remote side stopped acknowledging: a link or port went down, or the path drops packets (RoCE: PFC and MTU). Check port state and counters on both ends.";
+  if (reason.find("timed out") != std::string::npos || reason.find("did not answer") != std::string::npos)
+    return "The peer rank did not answer in time: a hung node or a broken management network. Check the node and rerun.";
+  return "Check the port state on both ends, then the GID index (RoCE) and the subnet manager (InfiniBand).";
+}
+
+std::optional<double> latency_limit(const Profile& p, const std::string& link_layer) {
+  if (link_layer == "InfiniBand") return p.verbs.latency_usec_infiniband;
+  if (link_layer == "Ethernet") return p.verbs.latency_usec_ethernet;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b, const ClusterFacts& cluster,
+                                       const PairResult* pair) {
+  std::vector<std::string> found;
+  const Located la = locate(cluster, a), lb = locate(cluster, b);
+  // (1) MTU
+  if (a.active_mtu && b.active_mtu && *a.active_mtu != *b.active_mtu)
+    found.push_back(fmt::format("MTU mismatch: {} runs active MTU {}, {} runs {}.", a.label(), *a.active_mtu, b.label(), *b.active_mtu));
+  else if (a.link_layer == "Ethernet" && a.active_mtu && *a.active_mtu < 4096)
+    found.push_back(fmt::format("RoCE MTU {} on both ends (netdev MTU below 4192): set MTU 9000 end to end.", *a.active_mtu));
+  // (2) PFC: retransmissions and drops on a RoCE pair point at the lossless configuration.
+  if (a.link_layer == "Ethernet") {
+    for (const auto* e : {&a, &b}) {
+      std::string which;
+      if (delta(pair, e->label(), {"out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "np_cnp_sent", "rp_cnp_handled", "out_of_seq_request", "rcvd_seq_err", "completer_retry_err", "duplicate_request"}, &which) > 0)
+        found.push_back(fmt::format("RoCE loss or congestion during the pair on {} ({}): check PFC (priority 3 only, DSCP trust) on the hosts and every switch hop.", e->label(), which));
+    }
+  }
+  // (3) cable / rate
+  if (a.rate_gbps && b.rate_gbps && *a.rate_gbps != *b.rate_gbps) {
+    const auto& slow = *a.rate_gbps < *b.rate_gbps ? a : b;
+    found.push_back(fmt::format("{} trained at {} Gb/s, its peer at {} Gb/s: cable, transceiver or switch port speed.", slow.label(),
+                                *slow.rate_gbps, std::max(*a.rate_gbps, *b.rate_gbps)));
+  }
+  for (const auto* e : {&a, &b}) {
+    std::string which;
+    if (delta(pair, e->label(), {"symbol_error", "link_downed", "port_rcv_errors", "link_error_recovery", "local_link_integrity_errors", "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors"}, &which) > 0)
+      found.push_back(fmt::format("Link errors on {} during the pair ({}): cable or transceiver.", e->label(), which));
+  }
+  // (4) PCIe
+  for (const auto* l : {&la, &lb}) {
+    if (!l->device) continue;
+    const auto& link = l->device->pcie;
+    const std::string label = l->node->host + "/" + l->device->name;
+    if (link.current_width && link.max_width && link.current_gts && link.max_gts &&
+        (*link.current_width < *link.max_width || *link.current_gts < *link.max_gts)) {
+      found.push_back(fmt::format("{}'s PCIe link runs {} of {}.", label, describe_gen(link, true), describe_gen(link, false)));
+    } else if (link.current_gen && link.current_width && l->port && l->port->rate_gbps) {
+      auto usable = pcie_usable_gbps(*link.current_gen, *link.current_width);
+      if (usable && *usable < *l->port->rate_gbps)
+        found.push_back(fmt::format("{}'s PCIe {} carries about {:.0f} Gb/s, below its port's {} Gb/s.", label, describe_gen(link, true), *usable, *l->port->rate_gbps));
+    }
+  }
+  // (5) NUMA: the rank driving the HCA should run on the HCA's NUMA node.
+  for (const auto* e : {&a, &b}) {
+    const Located l = e == &a ? la : lb;
+    if (!l.node || !l.device || !l.device->numa_node) continue;
+    const RankFacts* rank = nullptr;
+    for (const auto& r : l.node->ranks)
+      if (r.rank == e->rank) rank = &r;
+    const NumaNode* numa = nullptr;
+    for (const auto& n : l.node->numa_nodes)
+      if (n.id == *l.device->numa_node) numa = &n;
+    if (!rank || !numa || rank->cpus_allowed.empty()) continue;
+    const auto allowed = parse_cpulist(rank->cpus_allowed), local = parse_cpulist(numa->cpus);
+    const std::set<int> local_set(local.begin(), local.end());
+    const bool outside = std::any_of(allowed.begin(), allowed.end(), [&](int c) { return !local_set.count(c); });
+    if (outside && l.node->numa_nodes.size() > 1)
+      found.push_back(fmt::format("Rank {} runs on CPUs {} but {} sits on NUMA node {} (CPUs {}): bind the rank to that node.", e->rank,
+                                  rank->cpus_allowed, e->label(), numa->id, numa->cpus));
+  }
+  if (found.empty()) {
+    found.push_back(std::string("Nothing in the inventory explains it; check in this order: ") +
+                    (a.link_layer == "Ethernet" ? std::string(hint::kPfc) + " " : "") + hint::kCable + " " + hint::kPcie);
+  }
+  return found;
+}
+
+std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& cluster, const Profile& profile) {
+  std::vector<Finding> out;
+  const auto& v = profile.verbs;
+  // Best figures per test: the reference for outliers.
+  std::map<std::string, double> best_gbps, best_p50;
+  for (const auto& pair : s.pairs)
+    for (const auto& t : pair.tests) {
+      if (t.status != "ok") continue;
+      if (t.gbps) best_gbps[t.test] = std::max(best_gbps[t.test], *t.gbps);
+      if (t.latency && t.latency->samples) {
+        auto [it, inserted] = best_p50.emplace(t.test, t.latency->p50_usec);
+        if (!inserted) it->second = std::min(it->second, t.latency->p50_usec);
+      }
+    }
+  std::map<std::string, int> measured_count;
+  for (const auto& pair : s.pairs)
+    for (const auto& t : pair.tests)
+      if (t.status == "ok") ++measured_count[t.test];
+
+  std::map<int, std::pair<int, int>> endpoint_bad;  // endpoint -> (bad pairs, pairs)
+  for (const auto& pair : s.pairs) {
+    bool bad = false;
+    const auto& ea = s.endpoints[pair.a];
+    const auto& eb = s.endpoints[pair.b];
+    std::vector<std::string> diagnosis;
+    auto diagnosis_text = [&] {
+      if (diagnosis.empty()) diagnosis = diagnose_pair(ea, eb, cluster, &pair);
+      return numbered(diagnosis);
+    };
+    for (const auto& t : pair.tests) {
+      const std::string subject = subject_of(s, t);
+      if (t.status == "not_measured") continue;
+      if (t.status == "error") {
+        bad = true;
+        out.push_back(make("verbs_pair_error", subject, Verdict::fail, t.reason, "the test completes",
+                           "every scheduled pair completes its RDMA test", error_hint(t.reason)));
+        continue;
+      }
+      if (t.mismatches) {
+        const bool ok = *t.mismatches == 0;
+        bad |= !ok;
+        out.push_back(make("verbs_payload", subject, ok ? Verdict::pass : Verdict::fail,
+                           {{"verified_messages", t.verified.value_or(0)}, {"mismatched_words", *t.mismatches}}, 0,
+                           "received SEND payloads match the sender's pattern",
+                           ok ? "" : "Data arrived corrupted: check the link's error counters, firmware, and PCIe (AER) on both nodes."));
+      }
+      if (t.gbps) {
+        const double gbps = *t.gbps;
+        // Absolute: against the slower port's rate (both directions for bidirectional).
+        if (v.absolute_bw && ea.rate_gbps && eb.rate_gbps) {
+          const double rate = std::min(*ea.rate_gbps, *eb.rate_gbps) * (t.test == "write_bw_bidir" ? 2 : 1);
+          const double ratio = gbps / rate;
+          const Verdict verdict = ratio >= v.bw_pass_ratio ? Verdict::pass : ratio < v.bw_fail_ratio ? Verdict::fail : Verdict::warn;
+          bad |= verdict == Verdict::fail;
+          out.push_back(make("verbs_pair_bw", subject, verdict, {{"gbps", gbps}, {"ratio", ratio}},
+                             fmt::format(">= {} x {} Gb/s", v.bw_pass_ratio, rate),
+                             fmt::format("bandwidth >= verbs.bw_pass_ratio ({}) x the slower port's rate passes, below verbs.bw_fail_ratio ({}) fails", v.bw_pass_ratio, v.bw_fail_ratio),
+                             verdict == Verdict::pass ? "" : diagnosis_text()));
+        }
+        // Relative: far below the best pair of the matrix.
+        if (measured_count[t.test] >= 2 && best_gbps[t.test] > 0) {
+          const double ratio = gbps / best_gbps[t.test];
+          const bool ok = ratio >= v.outlier_ratio;
+          bad |= !ok;
+          out.push_back(make("verbs_pair_outlier", subject, ok ? Verdict::pass : Verdict::fail, {{"gbps", gbps}, {"of_best", ratio}},
+                             fmt::format(">= {} x the best pair ({:.4g} Gb/s)", v.outlier_ratio, best_gbps[t.test]),
+                             "bandwidth >= verbs.outlier_ratio x the best pair of the same test", ok ? "" : diagnosis_text()));
+        }
+      }
+      if (t.latency && t.latency->samples) {
+        const auto& lat = *t.latency;
+        if (auto limit = latency_limit(profile, ea.link_layer)) {
+          const bool ok = lat.avg_usec <= *limit;
+          bad |= !ok;
+          out.push_back(make("verbs_pair_latency", subject, ok ? Verdict::pass : Verdict::fail,
+                             {{"avg_usec", lat.avg_usec}, {"p50_usec", lat.p50_usec}, {"p99_usec", lat.p99_usec}},
+                             fmt::format("average <= {} us", *limit),
+                             fmt::format("RDMA write latency average <= verbs.latency_usec.{}", ea.link_layer), ok ? "" : diagnosis_text()));
+        }
+        if (measured_count[t.test] >= 2 && best_p50.count(t.test)) {
+          const bool ok = lat.p50_usec <= v.latency_outlier_factor * best_p50[t.test];
+          out.push_back(make("verbs_latency_outlier", subject, ok ? Verdict::pass : Verdict::warn, {{"p50_usec", lat.p50_usec}},
+                             fmt::format("<= {} x the best pair ({:.4g} us)", v.latency_outlier_factor, best_p50[t.test]),
+                             "typical latency <= verbs.latency_outlier_factor x the best pair's", ok ? "" : diagnosis_text()));
+        }
+      }
+    }
+    for (int e : {pair.a, pair.b}) {
+      endpoint_bad[e].second += 1;
+      endpoint_bad[e].first += bad ? 1 : 0;
+    }
+  }
+  // An endpoint in most of its pairs' trouble is the likely culprit: name it.
+  for (const auto& [e, counts] : endpoint_bad) {
+    const auto [bad, total] = counts;
+    if (bad < 2 || bad * 2 <= total) continue;
+    const auto& endpoint = s.endpoints[e];
+    const VerbsEndpoint* peer = nullptr;
+    for (const auto& pair : s.pairs)
+      if (pair.a == e || pair.b == e) peer = &s.endpoints[pair.a == e ? pair.b : pair.a];
+    std::vector<std::string> diagnosis = peer ? diagnose_pair(endpoint, *peer, cluster, nullptr) : std::vector<std::string>{};
+    out.push_back(make("verbs_suspect_endpoint", endpoint.label(), Verdict::fail, {{"bad_pairs", bad}, {"pairs", total}},
+                       "no endpoint in most of its pairs' failures",
+                       "an endpoint involved in most failing or slow pairs is named as the likely cause",
+                       fmt::format("{} is in {} of its {} pairs' failures. {}", endpoint.label(), bad, total, numbered(diagnosis))));
+  }
+  if (!v.absolute_bw) {
+    out.push_back(make("verbs_pair_bw", "matrix", Verdict::skip, nullptr, nullptr, "bandwidth against the port rate",
+                       "Absolute bandwidth limits are off in profile " + profile.name + " (verbs.absolute_bw): only the relative rules judge pairs."));
+  }
+  return out;
+}
+
+}  // namespace fabricproof

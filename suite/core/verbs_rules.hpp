@@ -1,0 +1,22 @@
+#pragma once
+// Judging the verbs matrix: bandwidth against the slower port's rate, outliers against the best
+// pair, latency by link layer, payload checks, and a diagnosis for every slow pair drawn from the
+// inventory in the seed's order (MTU, PFC, cable/rate, PCIe, NUMA).
+#include <string>
+#include <vector>
+
+#include "core/finding.hpp"
+#include "core/inventory.hpp"
+#include "core/profile.hpp"
+#include "core/verbs_model.hpp"
+
+namespace fabricproof {
+
+std::vector<Finding> check_verbs(const VerbsSection& section, const ClusterFacts& cluster, const Profile& profile);
+
+// What the inventory (and the pair's counter deltas) says about a slow or failing pair, most
+// likely cause first. Never empty: without evidence it says what to check, in order.
+std::vector<std::string> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b, const ClusterFacts& cluster,
+                                       const PairResult* pair);
+
+}  // namespace fabricproof

@@ -1,0 +1,519 @@
+#include "verbs/pair.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <thread>
+
+#include "core/pattern.hpp"
+#include "probe/file_reader.hpp"
+#include "probe/sysfs_rdma.hpp"
+#include "verbs/rc_endpoint.hpp"
+
+namespace fabricproof::verbs {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kLatencySourceOffset = 2048;  // the peer writes at offset 0, we send from here
+
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+Clock::time_point after(double seconds) { return Clock::now() + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)); }
+
+std::string wc_error(const ibv_wc& wc) {
+  return fmt::format("{} (status {}, vendor error 0x{:x})", ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err);
+}
+
+// A test step: one test in one direction ('>' a to b, '<' b to a) or both at once ('=').
+struct Step {
+  std::string test;
+  char direction;
+};
+
+std::vector<Step> steps_for(const VerbsOptions& options) {
+  std::vector<Step> steps;
+  for (const auto& t : planned_results(options, 0, 1))
+    steps.push_back({t.test, t.test == "write_lat" || t.test == "write_bw_bidir" ? '=' : (t.from == 0 ? '>' : '<')});
+  return steps;
+}
+
+// What one side measured in a step.
+struct Local {
+  std::string error;
+  uint64_t messages = 0;
+  double seconds = 0;
+  std::vector<double> latency_usec;
+  uint64_t verified = 0;
+  uint64_t mismatches = 0;
+  bool has_payload_check = false;
+};
+
+json to_json_local(const Local& l) {
+  json j = {{"error", l.error}, {"messages", l.messages}, {"seconds", l.seconds}};
+  if (l.has_payload_check) j["verified"] = l.verified, j["mismatches"] = l.mismatches;
+  return j;
+}
+
+struct StreamParams {
+  ibv_wr_opcode opcode = IBV_WR_RDMA_WRITE;
+  uint64_t bytes = 0;
+  double duration_s = 0;
+  uint64_t iterations = 0;
+  int tx_depth = 128;
+  size_t qps = 1;
+  int slots = 1;  // SEND: cycle through the pattern-filled send slots
+  double timeout_s = 30;
+};
+
+// Work requests in flight on one QP when only one in `cq_mod` is signalled (as perftest does):
+// a signalled completion retires every WR posted before it (RC completes in order).
+class SendQueue {
+ public:
+  SendQueue(int depth, int cq_mod) : depth_(depth), cq_mod_(cq_mod) {}
+  bool full() const { return outstanding_ >= depth_; }
+  bool idle() const { return outstanding_ == 0; }
+  bool needs_flush() const { return unsignaled_ > 0; }
+  bool next_is_signaled() const { return unsignaled_ + 1 >= cq_mod_; }
+  void posted(bool signaled, bool is_message) {
+    ++outstanding_;
+    ++unsignaled_;
+    unsignaled_messages_ += is_message;
+    if (!signaled) return;
+    batches_.push_back({unsignaled_, unsignaled_messages_});
+    unsignaled_ = unsignaled_messages_ = 0;
+  }
+  // A signalled completion: returns the messages it retires.
+  int completed() {
+    if (batches_.empty()) return 0;
+    const Batch b = batches_.front();
+    batches_.pop_front();
+    outstanding_ -= b.wrs;
+    return b.messages;
+  }
+  int outstanding() const { return outstanding_; }
+
+ private:
+  struct Batch {
+    int wrs;
+    int messages;
+  };
+  int depth_;
+  int cq_mod_;
+  std::deque<Batch> batches_;
+  int outstanding_ = 0;
+  int unsignaled_ = 0;
+  int unsignaled_messages_ = 0;
+};
+
+// Posts one send-queue work request; returns the error text, empty on success.
+std::string post_send(ibv_qp* qp, ibv_wr_opcode opcode, void* local, uint32_t length, uint32_t lkey, uint64_t remote_addr,
+                      uint32_t rkey, uint32_t imm, unsigned flags) {
+  ibv_sge sge{reinterpret_cast<uint64_t>(local), length, lkey};
+  ibv_send_wr wr{};
+  ibv_send_wr* bad = nullptr;
+  wr.sg_list = &sge;
+  wr.num_sge = length ? 1 : 0;  // a zero-length flush carries no data
+  wr.opcode = opcode;
+  wr.send_flags = flags;
+  wr.wr.rdma.remote_addr = remote_addr;
+  wr.wr.rdma.rkey = rkey;
+  wr.imm_data = imm;
+  if (int rc = ibv_post_send(qp, &wr, &bad); rc != 0) return fmt::format("ibv_post_send: {} ({})", std::strerror(rc), rc);
+  return "";
+}
+
+// Reaps completions; returns false (with out.error set) on an error status.
+bool reap(ibv_cq* cq, std::vector<SendQueue>& queues, const RcEndpoint& ep, uint64_t& completed_messages, std::string& error) {
+  ibv_wc wc[16];
+  const int n = ibv_poll_cq(cq, 16, wc);
+  if (n < 0) {
+    error = "ibv_poll_cq failed";
+    return false;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) {
+      error = wc_error(wc[i]);
+      return false;
+    }
+    const int q = ep.qp_index(wc[i].qp_num);
+    if (q >= 0) completed_messages += static_cast<uint64_t>(queues[static_cast<size_t>(q)].completed());
+  }
+  return true;
+}
+
+// Posts RDMA WRITEs (or SENDs) back to back, keeping tx_depth in flight per QP; measures from the
+// first post to the last completion, like ib_write_bw / ib_send_bw in duration or iteration mode.
+Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p) {
+  Local out;
+  std::vector<SendQueue> queues(p.qps, SendQueue(p.tx_depth, std::max(1, std::min(p.tx_depth / 2, 64))));
+  uint64_t posted = 0, completed = 0;
+  bool stop = false;
+  const auto start = Clock::now();
+  auto last_progress = start, last_completion = start;
+  auto post = [&](size_t q, uint32_t length, bool is_message) {
+    auto& queue = queues[q];
+    const bool signaled = !is_message || queue.next_is_signaled();
+    const int slot = static_cast<int>(posted % static_cast<uint64_t>(p.slots));
+    out.error = post_send(ep.qp(q), p.opcode, ep.tx_slot(slot), length, ep.buffer().mr->lkey, remote.addr, remote.rkey,
+                          htonl(static_cast<uint32_t>(slot)), signaled ? IBV_SEND_SIGNALED : 0);
+    if (!out.error.empty()) return false;
+    queue.posted(signaled, is_message);
+    return true;
+  };
+  while (out.error.empty()) {
+    for (size_t q = 0; q < p.qps && !stop; ++q) {
+      while (!queues[q].full()) {
+        const bool time_up = p.duration_s > 0 ? seconds_between(start, Clock::now()) >= p.duration_s : posted >= p.iterations;
+        if (time_up) {
+          stop = true;
+          break;
+        }
+        if (!post(q, static_cast<uint32_t>(p.bytes), true)) break;
+        ++posted;
+      }
+    }
+    if (stop)  // unsignalled WRs at the end: a zero-length signalled WR completes after them
+      for (size_t q = 0; q < p.qps && out.error.empty(); ++q)
+        if (queues[q].needs_flush()) post(q, 0, false);
+    if (!out.error.empty()) break;
+    const uint64_t before = completed;
+    if (!reap(ep.cq(), queues, ep, completed, out.error)) break;
+    const auto now = Clock::now();
+    if (completed != before) last_progress = last_completion = now;
+    if (stop && std::all_of(queues.begin(), queues.end(), [](const SendQueue& q) { return q.idle(); })) break;
+    if (seconds_between(last_progress, now) > p.timeout_s) {
+      out.error = fmt::format("no completion for {} s ({} messages outstanding)", p.timeout_s, posted - completed);
+      break;
+    }
+  }
+  out.messages = completed;
+  out.seconds = seconds_between(start, last_completion);
+  return out;
+}
+
+// The SEND receiver: pre-posted receives on every slot, reposted as they complete; checks the
+// payload of the first messages and then one in 64 against the pattern of the slot the sender
+// named in the immediate data.
+class Receiver {
+ public:
+  Receiver(RcEndpoint& ep, MemoryProvider& memory, uint64_t bytes, int slots) : ep_(ep), memory_(memory), bytes_(bytes), slots_(slots) {}
+
+  std::string post_all() {
+    for (int i = 0; i < slots_; ++i)
+      if (auto e = post(i); !e.empty()) return e;
+    return "";
+  }
+
+  // Runs until the sender's figure arrives and that many messages were received (or the deadline).
+  Local run(Channel& channel, double timeout_s, json& sender_result) {
+    Local out;
+    out.has_payload_check = true;
+    std::optional<uint64_t> expected;
+    auto last_progress = Clock::now();
+    ibv_wc wc[16];
+    uint64_t polls = 0;
+    while (true) {
+      const int n = ibv_poll_cq(ep_.cq(), 16, wc);
+      for (int i = 0; i < n; ++i) {
+        if (wc[i].status != IBV_WC_SUCCESS) {
+          out.error = wc_error(wc[i]);
+          return out;
+        }
+        const int slot = static_cast<int>(wc[i].wr_id);
+        if (wc[i].byte_len > 0) {  // zero bytes: the sender's flush, not a message
+          if (out.messages < 16 || out.messages % 64 == 0) {
+            const uint64_t seed = 0xfab0000ull + ntohl(wc[i].imm_data);
+            out.mismatches += memory_.mismatches(ep_.buffer(), static_cast<size_t>(slot) * ep_.config().slot_bytes, wc[i].byte_len, seed);
+            ++out.verified;
+          }
+          ++out.messages;
+        }
+        if (auto e = post(slot); !e.empty()) {
+          out.error = e;
+          return out;
+        }
+        last_progress = Clock::now();
+      }
+      if ((++polls & 0xff) == 0 && !expected) {
+        if (auto message = channel.poll()) {
+          sender_result = json::parse(*message);
+          if (!sender_result.value("error", "").empty()) return out;  // the sender failed: stop
+          expected = sender_result.value("messages", uint64_t{0});
+        }
+      }
+      if (expected && out.messages >= *expected) return out;
+      if (seconds_between(last_progress, Clock::now()) > timeout_s) {
+        out.error = fmt::format("no SEND arrived for {} s ({} received{})", timeout_s, out.messages,
+                                expected ? fmt::format(" of {}", *expected) : "");
+        return out;
+      }
+    }
+  }
+
+ private:
+  std::string post(int slot) {
+    ibv_sge sge{reinterpret_cast<uint64_t>(ep_.rx_slot(slot)), static_cast<uint32_t>(bytes_), ep_.buffer().mr->lkey};
+    ibv_recv_wr wr{};
+    ibv_recv_wr* bad = nullptr;
+    wr.wr_id = static_cast<uint64_t>(slot);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    if (int rc = ibv_post_recv(ep_.qp(0), &wr, &bad); rc != 0) return fmt::format("ibv_post_recv: {} ({})", std::strerror(rc), rc);
+    return "";
+  }
+
+  RcEndpoint& ep_;
+  MemoryProvider& memory_;
+  uint64_t bytes_;
+  int slots_;
+};
+
+// RDMA WRITE ping-pong as ib_write_lat: each side writes into the other's buffer and spins on its
+// own until the peer's write lands. One-way latency = half the round trip.
+Local ping_pong(RcEndpoint& ep, const ConnectionInfo& remote, bool initiator, uint64_t bytes, uint64_t iterations, double timeout_s) {
+  Local out;
+  volatile uint8_t* mine = ep.latency_buffer();
+  auto* source = const_cast<uint8_t*>(mine + kLatencySourceOffset);
+  const size_t last = bytes - 1;
+  const unsigned inline_flag = bytes <= ep.max_inline() ? IBV_SEND_INLINE : 0;
+  std::vector<SendQueue> queues(1, SendQueue(ep.config().tx_depth, 16));
+  uint64_t reaped = 0;
+  auto write = [&](uint8_t value, uint32_t length, bool is_message) -> bool {
+    source[last] = value;
+    const bool signaled = !is_message || queues[0].next_is_signaled();
+    out.error = post_send(ep.qp(0), IBV_WR_RDMA_WRITE, source, length, ep.latency_lkey(), remote.lat_addr, remote.lat_rkey, 0,
+                          inline_flag | (signaled ? IBV_SEND_SIGNALED : 0));
+    if (!out.error.empty()) return false;
+    queues[0].posted(signaled, is_message);
+    const auto deadline = after(timeout_s);
+    do {  // keep the send queue from filling; any error status ends the test
+      if (!reap(ep.cq(), queues, ep, reaped, out.error)) return false;
+      if (Clock::now() > deadline) {
+        out.error = "no completion for the latency writes";
+        return false;
+      }
+    } while (queues[0].full() || (!is_message && !queues[0].idle()));
+    return true;
+  };
+  auto wait_for = [&](uint8_t value) -> bool {
+    const auto deadline = after(timeout_s);
+    for (uint32_t spins = 0; mine[last] != value; ++spins) {
+      if ((spins & 0x3ff) == 0 && Clock::now() > deadline) {
+        out.error = fmt::format("the peer's write did not arrive within {} s", timeout_s);
+        return false;
+      }
+    }
+    return true;
+  };
+  out.latency_usec.reserve(iterations);
+  for (uint64_t i = 0; i < iterations && out.error.empty(); ++i) {
+    const auto value = static_cast<uint8_t>((i + 1) & 0xff);
+    const auto length = static_cast<uint32_t>(bytes);
+    if (initiator) {
+      const auto t0 = Clock::now();
+      if (!write(value, length, true) || !wait_for(value)) break;
+      out.latency_usec.push_back(seconds_between(t0, Clock::now()) * 1e6 / 2);
+    } else if (!wait_for(value) || !write(value, length, true)) {
+      break;
+    }
+  }
+  // Retire the unsignalled tail so a later test starts with an empty send queue.
+  if (out.error.empty() && queues[0].needs_flush()) write(source[last], 0, false);
+  out.messages = out.latency_usec.size();
+  return out;
+}
+
+std::map<std::string, uint64_t> counters(const PairPlan& plan) {
+  probe::FileReader files(plan.sysfs_root);
+  return probe::read_port_counters(files, plan.self.device, plan.self.port);
+}
+
+std::map<std::string, int64_t> deltas(const std::map<std::string, uint64_t>& before, const std::map<std::string, uint64_t>& after) {
+  std::map<std::string, int64_t> d;
+  for (const auto& [name, value] : after) {
+    auto it = before.find(name);
+    const int64_t change = static_cast<int64_t>(value) - static_cast<int64_t>(it == before.end() ? 0 : it->second);
+    if (change != 0) d[name] = change;
+  }
+  return d;
+}
+
+TestResult result_of(const Step& step, const PairPlan& plan, const std::string& status, const std::string& reason) {
+  TestResult t;
+  t.test = step.test;
+  const int a = plan.reporter ? plan.self_index : plan.peer_index;
+  const int b = plan.reporter ? plan.peer_index : plan.self_index;
+  t.from = step.direction == '<' ? b : a;
+  t.to = step.direction == '<' ? a : b;
+  t.status = status;
+  t.reason = reason;
+  t.bytes = step.test == "write_lat" ? plan.options.lat_bytes : plan.options.bw_bytes;
+  return t;
+}
+
+// Side a merges its own and the peer's measurements into the step's result.
+TestResult merge(const Step& step, const PairPlan& plan, const Local& mine, const json& theirs) {
+  const std::string their_error = theirs.value("error", "");
+  const std::string self_label = plan.self.label(), peer_label = plan.peer.label();
+  if (!mine.error.empty()) return result_of(step, plan, "error", self_label + ": " + mine.error);
+  if (!their_error.empty()) return result_of(step, plan, "error", peer_label + ": " + their_error);
+  TestResult t = result_of(step, plan, "ok", "");
+  auto gbps = [&](uint64_t messages, double seconds) {
+    return seconds > 0 ? static_cast<double>(messages) * static_cast<double>(t.bytes) * 8 / seconds / 1e9 : 0.0;
+  };
+  const uint64_t their_messages = theirs.value("messages", uint64_t{0});
+  const double their_seconds = theirs.value("seconds", 0.0);
+  if (step.test == "write_lat") {
+    t.messages = mine.messages;
+    t.latency = latency_stats(mine.latency_usec);
+  } else if (step.test == "write_bw_bidir") {
+    t.messages = mine.messages + their_messages;
+    t.seconds = std::max(mine.seconds, their_seconds);
+    t.gbps = gbps(mine.messages, mine.seconds) + gbps(their_messages, their_seconds);
+  } else {
+    const bool sender_is_me = step.direction == '>';
+    t.messages = sender_is_me ? mine.messages : their_messages;
+    t.seconds = sender_is_me ? mine.seconds : their_seconds;
+    t.gbps = gbps(t.messages, t.seconds);
+    if (step.test == "send_bw") {
+      t.verified = sender_is_me ? theirs.value("verified", uint64_t{0}) : mine.verified;
+      t.mismatches = sender_is_me ? theirs.value("mismatches", uint64_t{0}) : mine.mismatches;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& memory) {
+  PairOutcome outcome;
+  const auto& o = plan.options;
+  const auto steps = steps_for(o);
+  const auto before = counters(plan);
+  auto fail_rest = [&](size_t from, const std::string& status, const std::string& reason) {
+    if (!plan.reporter) return;
+    for (size_t i = from; i < steps.size(); ++i) outcome.tests.push_back(result_of(steps[i], plan, status, reason));
+  };
+  auto exchange = [&](const json& mine, double seconds) { channel.send(mine.dump()); return json::parse(channel.receive(after(seconds))); };
+
+  std::unique_ptr<RcEndpoint> ep;
+  size_t step_index = 0;
+  try {
+    // Bring-up and the out-of-band exchange: {lid, qpn, psn, gid} plus our buffers.
+    EndpointConfig config;
+    config.device = plan.self.device;
+    config.port = plan.self.port;
+    config.gid_index = o.gid_index ? o.gid_index : plan.self.gid_index;
+    config.qps = std::max(1, o.qps);
+    config.tx_depth = std::max(2, o.tx_depth);
+    config.rx_depth = config.tx_depth;
+    config.slots = config.tx_depth;
+    config.slot_bytes = std::max<uint64_t>(o.bw_bytes, 64);
+    std::string setup_error;
+    try {
+      ep = std::make_unique<RcEndpoint>(config, memory);
+    } catch (const std::exception& e) {
+      setup_error = e.what();
+    }
+    json hello = {{"error", setup_error}};
+    if (ep) hello["info"] = ep->local_info();
+    const json peer_hello = exchange(hello, o.timeout_s);
+    const std::string peer_error = peer_hello.value("error", "");
+    if (!setup_error.empty() || !peer_error.empty()) {
+      fail_rest(0, "error", setup_error.empty() ? plan.peer.label() + ": " + peer_error : plan.self.label() + ": " + setup_error);
+      step_index = steps.size();
+    } else {
+      const auto remote = peer_hello.at("info").get<ConnectionInfo>();
+      std::string connect_error;
+      try {
+        ep->connect(remote);
+      } catch (const std::exception& e) {
+        connect_error = e.what();
+      }
+      const json peer_connected = exchange({{"error", connect_error}}, o.timeout_s);
+      const std::string peer_connect_error = peer_connected.value("error", "");
+      if (!connect_error.empty() || !peer_connect_error.empty()) {
+        fail_rest(0, "error", connect_error.empty() ? plan.peer.label() + ": " + peer_connect_error : plan.self.label() + ": " + connect_error);
+        step_index = steps.size();
+      }
+      // Each SEND slot carries its own pattern, so a misplaced or stale message is caught too.
+      for (int s = 0; s < config.slots && step_index < steps.size(); ++s)
+        memory.fill(ep->buffer(), ep->tx_offset(s), config.slot_bytes, 0xfab0000ull + static_cast<uint64_t>(s));
+
+      for (; step_index < steps.size(); ++step_index) {
+        const Step& step = steps[step_index];
+        const bool i_am_a = plan.reporter;
+        const bool i_send = step.direction == '=' || (step.direction == '>') == i_am_a;
+        StreamParams p;
+        p.bytes = o.bw_bytes;
+        p.duration_s = o.iterations ? 0 : o.duration_s;
+        p.iterations = o.iterations;
+        p.tx_depth = config.tx_depth;
+        p.qps = ep->qp_count();
+        p.timeout_s = o.timeout_s;
+        std::unique_ptr<Receiver> receiver;
+        std::string ready_error;
+        if (step.test == "send_bw") {
+          p.opcode = IBV_WR_SEND_WITH_IMM;
+          p.qps = 1;
+          p.slots = config.slots;
+          if (!i_send) {
+            receiver = std::make_unique<Receiver>(*ep, memory, o.bw_bytes, config.slots);
+            ready_error = receiver->post_all();  // receives are in place before the sender starts
+          }
+        }
+        if (step.test == "write_lat") std::memset(const_cast<uint8_t*>(ep->latency_buffer()), 0, 4096);
+        const json peer_ready = exchange({{"ready", step.test}, {"error", ready_error}}, o.timeout_s);
+        if (!ready_error.empty() || !peer_ready.value("error", "").empty()) {
+          Local failed;
+          failed.error = ready_error;
+          const TestResult t = merge(step, plan, failed, peer_ready);
+          if (plan.reporter) outcome.tests.push_back(t);
+          fail_rest(step_index + 1, "not_measured", "the pair failed in " + step.test);
+          break;
+        }
+        Local mine;
+        json theirs;
+        const double wait = (o.iterations ? o.timeout_s : o.duration_s) + o.timeout_s + 10;
+        if (step.test == "write_lat") {
+          mine = ping_pong(*ep, remote, i_am_a, std::clamp<uint64_t>(o.lat_bytes, 1, kLatencySourceOffset), o.lat_iterations, o.timeout_s);
+          theirs = exchange(to_json_local(mine), wait);
+        } else if (receiver) {
+          mine = receiver->run(channel, o.timeout_s, theirs);
+          if (theirs.is_null()) theirs = json::parse(channel.receive(after(wait)));
+          channel.send(to_json_local(mine).dump());
+        } else if (i_send) {
+          mine = stream(*ep, remote, p);
+          theirs = exchange(to_json_local(mine), wait);
+        } else {  // the target of a one-sided write: nothing to do but wait for the figure
+          theirs = json::parse(channel.receive(after(wait)));
+          channel.send(to_json_local(mine).dump());
+        }
+        const TestResult t = merge(step, plan, mine, theirs);
+        if (plan.reporter) outcome.tests.push_back(t);
+        if (!mine.error.empty() || !theirs.value("error", "").empty()) {
+          // The QP is in the error state now: the rest of this pair cannot be measured.
+          fail_rest(step_index + 1, "not_measured", "the QP failed in " + step.test);
+          step_index = steps.size();
+          break;
+        }
+      }
+    }
+    const auto own = deltas(before, counters(plan));
+    const json peer_counters = exchange(own, o.timeout_s);
+    outcome.counter_deltas[plan.self.label()] = own;
+    outcome.counter_deltas[plan.peer.label()] = peer_counters.get<std::map<std::string, int64_t>>();
+  } catch (const PeerTimeout& e) {
+    fail_rest(step_index < steps.size() ? step_index : steps.size(), "error", plan.peer.label() + " did not answer: " + e.what());
+  } catch (const std::exception& e) {
+    fail_rest(step_index < steps.size() ? step_index : steps.size(), "error", plan.self.label() + ": " + e.what());
+  }
+  if (!plan.reporter) outcome.tests.clear();
+  return outcome;
+}
+
+}  // namespace fabricproof::verbs

@@ -1,0 +1,320 @@
+// The verbs matrix's pure parts: the schedule, the plan, the model's JSON and matrix, the rules
+// and the diagnosis.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/schedule.hpp"
+#include "core/verbs_plan.hpp"
+#include "core/verbs_rules.hpp"
+#include "facts.hpp"
+
+namespace fabricproof {
+namespace {
+
+using test::with_id;
+
+void expect_valid_schedule(int n) {
+  const Rounds rounds = round_robin(n);
+  EXPECT_EQ(rounds.size(), static_cast<size_t>(n % 2 ? n : n - 1)) << n;
+  std::set<Pair> seen;
+  for (const auto& round : rounds) {
+    std::set<int> busy;
+    EXPECT_EQ(round.size(), static_cast<size_t>(n / 2)) << "n=" << n;
+    for (const auto& [a, b] : round) {
+      EXPECT_LT(a, b);
+      EXPECT_TRUE(busy.insert(a).second) << "participant " << a << " twice in a round, n=" << n;
+      EXPECT_TRUE(busy.insert(b).second) << "participant " << b << " twice in a round, n=" << n;
+      EXPECT_TRUE(seen.insert({a, b}).second) << "pair " << a << "," << b << " twice, n=" << n;
+    }
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(n * (n - 1) / 2)) << "every unordered pair exactly once, n=" << n;
+}
+
+TEST(Schedule, EveryPairOnceNoParticipantTwiceInARound) {
+  for (int n = 2; n <= 17; ++n) expect_valid_schedule(n);
+}
+
+TEST(Schedule, DegenerateAndIsolated) {
+  EXPECT_TRUE(round_robin(0).empty());
+  EXPECT_TRUE(round_robin(1).empty());
+  const auto four = round_robin(4);
+  const auto one_by_one = isolated(four);
+  EXPECT_EQ(one_by_one.size(), 6u);
+  for (const auto& round : one_by_one) EXPECT_EQ(round.size(), 1u);
+}
+
+ClusterFacts cluster_of(int nodes, int hcas, int ranks_per_node) {
+  std::vector<NodeFacts> list;
+  for (int n = 0; n < nodes; ++n) {
+    std::vector<RdmaDevice> devices;
+    for (int h = 0; h < hcas; ++h) devices.push_back(test::hca("mlx5_" + std::to_string(h), test::roce_port()));
+    list.push_back(test::node("node" + std::to_string(n + 1), devices, ranks_per_node));
+  }
+  return test::cluster(list);
+}
+
+TEST(VerbsPlan, MatchedRailsRunSideBySideOnDifferentRanks) {
+  const auto plan = plan_verbs(cluster_of(4, 2, 2), default_profile(), VerbsOptions{});
+  ASSERT_EQ(plan.endpoints.size(), 8u);
+  EXPECT_EQ(plan.endpoints[1].label(), "node1/mlx5_1");
+  EXPECT_EQ(plan.endpoints[0].rank, 0);
+  EXPECT_EQ(plan.endpoints[1].rank, 1);  // rail 1 on local rank 1
+  EXPECT_EQ(plan.endpoints[2].rank, 2);  // node2's first rank
+  EXPECT_EQ(plan.endpoints[0].gid_index, 3);
+  EXPECT_EQ(plan.rounds, 3);
+  EXPECT_EQ(plan.tasks.size(), 12u);  // 6 node pairs x 2 rails
+  for (const auto& t : plan.tasks) {
+    EXPECT_EQ(plan.endpoints[t.a].device, plan.endpoints[t.b].device) << "rails are matched";
+    EXPECT_NE(plan.endpoints[t.a].host, plan.endpoints[t.b].host);
+    EXPECT_TRUE(t.skip_reason.empty());
+  }
+  std::map<int, std::set<int>> endpoints_in_round;
+  for (const auto& t : plan.tasks) {
+    EXPECT_TRUE(endpoints_in_round[t.round].insert(t.a).second);
+    EXPECT_TRUE(endpoints_in_round[t.round].insert(t.b).second);
+  }
+}
+
+TEST(VerbsPlan, AllRailsPairsEveryHcaWithEveryRemoteHca) {
+  VerbsOptions options;
+  options.rails = "all";
+  const auto plan = plan_verbs(cluster_of(2, 2, 2), default_profile(), options);
+  EXPECT_EQ(plan.tasks.size(), 4u);  // 2 x 2 device combinations
+  EXPECT_EQ(plan.rounds, 2);
+  std::set<std::pair<std::string, std::string>> combos;
+  for (const auto& t : plan.tasks) combos.insert({plan.endpoints[t.a].device, plan.endpoints[t.b].device});
+  EXPECT_EQ(combos.size(), 4u);
+}
+
+TEST(VerbsPlan, IsolatedModeRunsOnePairPerRound) {
+  VerbsOptions options;
+  options.mode = "isolated";
+  const auto plan = plan_verbs(cluster_of(4, 1, 1), default_profile(), options);
+  EXPECT_EQ(plan.rounds, 6);
+  std::set<int> rounds;
+  for (const auto& t : plan.tasks) rounds.insert(t.round);
+  EXPECT_EQ(rounds.size(), 6u);
+}
+
+TEST(VerbsPlan, DownPortIsPlannedButNotRun) {
+  auto c = cluster_of(3, 1, 1);
+  c.nodes[1].rdma_devices[0].ports[0].state = "DOWN";
+  const auto plan = plan_verbs(c, default_profile(), VerbsOptions{});
+  int skipped = 0;
+  for (const auto& t : plan.tasks)
+    if (!t.skip_reason.empty()) {
+      ++skipped;
+      EXPECT_EQ(t.skip_reason, "port DOWN on node2/mlx5_0");
+    }
+  EXPECT_EQ(skipped, 2);
+  EXPECT_EQ(plan.rounds, 3);  // odd node count: one rests each round
+}
+
+TEST(VerbsPlan, ProfileDeviceListAndGidOverride) {
+  VerbsOptions options;
+  options.gid_index = 1;
+  auto profile = load_profile_text(R"({"schema": "fabricproof.profile/1", "name": "x", "ports": {"devices": ["mlx5_1"]}})", "x").profile.value();
+  const auto plan = plan_verbs(cluster_of(2, 2, 1), profile, options);
+  ASSERT_EQ(plan.endpoints.size(), 2u);
+  EXPECT_EQ(plan.endpoints[0].device, "mlx5_1");
+  EXPECT_EQ(plan.endpoints[0].gid_index, 1);
+}
+
+// A measured 4-node section: every pair at `gbps`, except pairs with `slow_endpoint` at `slow`.
+VerbsSection measured(int slow_endpoint = -1, double gbps = 190, double slow = 60) {
+  VerbsSection s;
+  for (int i = 0; i < 4; ++i) {
+    VerbsEndpoint e;
+    e.host = "node" + std::to_string(i + 1);
+    e.device = "mlx5_0";
+    e.rank = i;
+    e.link_layer = "Ethernet";
+    e.rate_gbps = 200;
+    e.active_mtu = 4096;
+    e.state = "ACTIVE";
+    s.endpoints.push_back(e);
+  }
+  s.options.tests = {"write_bw", "write_lat"};
+  int task = 0;
+  for (const auto& round : round_robin(4))
+    for (const auto& [a, b] : round) {
+      PairResult p;
+      p.task = task++;
+      p.a = a;
+      p.b = b;
+      for (auto t : planned_results(s.options, a, b)) {
+        const bool is_slow = a == slow_endpoint || b == slow_endpoint;
+        if (t.test == "write_lat") t.latency = latency_stats({1.8, 1.9, 2.0});
+        else t.gbps = is_slow ? slow : gbps;
+        p.tests.push_back(t);
+      }
+      s.pairs.push_back(p);
+    }
+  return s;
+}
+
+ClusterFacts facts_for(const VerbsSection& s) {
+  std::vector<NodeFacts> nodes;
+  for (const auto& e : s.endpoints) nodes.push_back(test::node(e.host, {test::hca(e.device, test::roce_port())}));
+  return test::cluster(nodes);
+}
+
+TEST(VerbsModel, JsonRoundTripAndMatrixCells) {
+  auto s = measured();
+  s.pairs[0].tests[0].status = "error";
+  s.pairs[0].tests[0].reason = "node1/mlx5_0: transport retry counter exceeded (status 12, vendor error 0x81)";
+  s.pairs[0].tests[0].gbps.reset();
+  const nlohmann::json j = verbs_section_json(s);
+  EXPECT_EQ(verbs_section_from_json(j).pairs.size(), s.pairs.size());
+  const nlohmann::json again = verbs_section_json(verbs_section_from_json(j));
+  EXPECT_EQ(j, again);
+  EXPECT_EQ(j["matrix"]["labels"][2], "node3/mlx5_0");
+  const auto& bw = j["matrix"]["write_bw"]["cells"];
+  EXPECT_TRUE(bw[0][0].is_null());
+  const int a = s.pairs[0].a, b = s.pairs[0].b;
+  EXPECT_EQ(bw[a][b]["reason"], "error: node1/mlx5_0: transport retry counter exceeded (status 12, vendor error 0x81)");
+  EXPECT_EQ(bw[b][a], 190.0);  // the other direction was measured
+  const auto& lat = j["matrix"]["write_lat"]["cells"];
+  EXPECT_EQ(lat[a][b], lat[b][a]);  // latency belongs to the pair
+  EXPECT_EQ(j["matrix"]["write_lat"]["unit"], "usec (p50, one-way)");
+}
+
+TEST(VerbsModel, LatencyStatistics) {
+  auto st = latency_stats({5, 1, 3, 2, 4, 100});
+  EXPECT_EQ(st.samples, 6u);
+  EXPECT_EQ(st.min_usec, 1);
+  EXPECT_EQ(st.max_usec, 100);
+  EXPECT_EQ(st.p50_usec, 3);
+  EXPECT_EQ(st.p99_usec, 100);
+  EXPECT_NEAR(st.avg_usec, 115.0 / 6, 1e-9);
+  EXPECT_EQ(latency_stats({}).samples, 0u);
+}
+
+TEST(VerbsRules, HealthyMatrixPasses) {
+  const auto s = measured();
+  const auto f = check_verbs(s, facts_for(s), default_profile());
+  for (const auto& finding : f) EXPECT_EQ(finding.verdict, Verdict::pass) << finding.id << " " << finding.subject;
+  EXPECT_EQ(with_id(f, "verbs_pair_bw").size(), 12u);  // 6 pairs x 2 directions
+  EXPECT_EQ(with_id(f, "verbs_pair_latency").size(), 6u);
+}
+
+TEST(VerbsRules, BandwidthAgainstTheSlowerPortRate) {
+  auto s = measured(-1, 170);  // 0.85 x 200: between fail (0.8) and pass (0.9)
+  auto f = with_id(check_verbs(s, facts_for(s), default_profile()), "verbs_pair_bw");
+  EXPECT_EQ(f[0].verdict, Verdict::warn);
+  s = measured(-1, 150);
+  f = with_id(check_verbs(s, facts_for(s), default_profile()), "verbs_pair_bw");
+  EXPECT_EQ(f[0].verdict, Verdict::fail);
+  EXPECT_NE(f[0].hint.find("(1)"), std::string::npos) << "a slow pair carries a diagnosis: " << f[0].hint;
+  s = measured(-1, 150);
+  s.endpoints[1].rate_gbps = 100;  // the slower port sets the expectation
+  f = with_id(check_verbs(s, facts_for(s), default_profile()), "verbs_pair_bw");
+  bool node2_pair_passes = false;
+  for (const auto& x : f)
+    if (x.subject.find("node2") != std::string::npos) node2_pair_passes |= x.verdict == Verdict::pass;
+  EXPECT_TRUE(node2_pair_passes);
+}
+
+TEST(VerbsRules, SlowNodeIsAnOutlierAndNamed) {
+  const auto s = measured(2);  // node3 at 60 of 190
+  auto profile = load_profile("lab-soft-roce").profile.value();
+  const auto f = check_verbs(s, facts_for(s), profile);
+  int failing = 0;
+  for (const auto& x : with_id(f, "verbs_pair_outlier")) {
+    const bool involves_node3 = x.subject.find("node3") != std::string::npos;
+    EXPECT_EQ(x.verdict, involves_node3 ? Verdict::fail : Verdict::pass) << x.subject;
+    failing += x.verdict == Verdict::fail;
+  }
+  EXPECT_EQ(failing, 6);  // 3 pairs x 2 directions
+  const auto suspect = with_id(f, "verbs_suspect_endpoint");
+  ASSERT_EQ(suspect.size(), 1u);
+  EXPECT_EQ(suspect[0].subject, "node3/mlx5_0");
+  EXPECT_NE(suspect[0].hint.find("3 of its 3 pairs"), std::string::npos) << suspect[0].hint;
+  EXPECT_TRUE(with_id(f, "verbs_pair_latency").empty()) << "the lab profile has no absolute latency limit";
+  EXPECT_EQ(with_id(f, "verbs_pair_bw").at(0).verdict, Verdict::skip);
+}
+
+TEST(VerbsRules, ErrorCellsFailAndNameTheVerbsStatus) {
+  auto s = measured();
+  for (auto& p : s.pairs)
+    if (p.a == 1 || p.b == 1)
+      for (auto& t : p.tests) {
+        t.status = "error";
+        t.reason = "node2/mlx5_0: transport retry counter exceeded (status 12, vendor error 0x81)";
+        t.gbps.reset();
+        t.latency.reset();
+      }
+  const auto f = check_verbs(s, facts_for(s), default_profile());
+  const auto errors = with_id(f, "verbs_pair_error");
+  EXPECT_EQ(errors.size(), 9u);  // 3 pairs x (2 write_bw + 1 latency)
+  EXPECT_EQ(errors[0].verdict, Verdict::fail);
+  EXPECT_NE(errors[0].hint.find("stopped acknowledging"), std::string::npos);
+  EXPECT_EQ(with_id(f, "verbs_suspect_endpoint").at(0).subject, "node2/mlx5_0");
+}
+
+TEST(VerbsRules, LatencyLimitsByLinkLayerAndPayload) {
+  auto s = measured();
+  for (auto& p : s.pairs)
+    for (auto& t : p.tests)
+      if (t.test == "write_lat") t.latency = latency_stats({6, 7, 8});
+  auto f = with_id(check_verbs(s, facts_for(s), default_profile()), "verbs_pair_latency");
+  EXPECT_EQ(f[0].verdict, Verdict::fail);  // Ethernet limit 5 us
+  for (auto& e : s.endpoints) e.link_layer = "InfiniBand";
+  f = with_id(check_verbs(s, facts_for(s), default_profile()), "verbs_pair_latency");
+  EXPECT_NE(f[0].expected.get<std::string>().find("2.5"), std::string::npos);
+  auto payload = measured();
+  payload.pairs[0].tests[0].verified = 20;
+  payload.pairs[0].tests[0].mismatches = 3;
+  const auto pf = with_id(check_verbs(payload, facts_for(payload), default_profile()), "verbs_payload");
+  ASSERT_EQ(pf.size(), 1u);
+  EXPECT_EQ(pf[0].verdict, Verdict::fail);
+}
+
+TEST(Diagnosis, FollowsTheSeedOrder) {
+  VerbsEndpoint a, b;
+  a.host = "node1";
+  b.host = "node2";
+  a.device = b.device = "mlx5_0";
+  a.link_layer = b.link_layer = "Ethernet";
+  a.rank = 0;
+  b.rank = 1;
+  a.active_mtu = 1024;
+  b.active_mtu = 4096;
+  a.rate_gbps = 100;
+  b.rate_gbps = 200;
+  auto c = test::cluster({test::node("node1", {test::hca("mlx5_0", test::roce_port(100))}), test::node("node2", {test::hca("mlx5_0", test::roce_port())})});
+  c.nodes[0].rdma_devices[0].pcie = {8.0, 16.0, 3, 4, 16, 16};
+  c.nodes[0].rdma_devices[0].numa_node = 1;
+  c.nodes[0].numa_nodes = {{0, "0-23", std::nullopt}, {1, "24-47", std::nullopt}};
+  c.nodes[0].ranks[0].cpus_allowed = "0-23";
+  PairResult pair;
+  pair.counter_deltas["node2/mlx5_0"] = {{"out_of_sequence", 40}, {"symbol_error", 7}};
+  const auto d = diagnose_pair(a, b, c, &pair);
+  ASSERT_EQ(d.size(), 6u);
+  EXPECT_NE(d[0].find("MTU mismatch"), std::string::npos) << d[0];
+  EXPECT_NE(d[1].find("PFC"), std::string::npos) << d[1];
+  EXPECT_NE(d[2].find("trained at 100 Gb/s"), std::string::npos) << d[2];
+  EXPECT_NE(d[3].find("symbol_error +7"), std::string::npos) << d[3];
+  EXPECT_NE(d[4].find("PCIe link runs Gen3 x16 of Gen4 x16"), std::string::npos) << d[4];
+  EXPECT_NE(d[5].find("NUMA node 1"), std::string::npos) << d[5];
+  b.active_mtu = 1024;
+  a.rate_gbps = 200;
+  const auto none = diagnose_pair(a, b, test::cluster({test::node("node1", {}), test::node("node2", {})}), nullptr);
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_NE(none[0].find("RoCE MTU 1024 on both ends"), std::string::npos);
+}
+
+TEST(Diagnosis, NothingFoundSaysWhatToCheckInOrder) {
+  VerbsEndpoint a, b;
+  a.host = "node1";
+  b.host = "node2";
+  a.link_layer = b.link_layer = "InfiniBand";
+  const auto d = diagnose_pair(a, b, test::cluster({test::node("node1", {}), test::node("node2", {})}), nullptr);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].find("Nothing in the inventory explains it"), std::string::npos);
+  EXPECT_LT(d[0].find("Cable"), d[0].find("PCIe"));
+}
+
+}  // namespace
+}  // namespace fabricproof

@@ -137,6 +137,9 @@ VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, const mpi::Session&
     }
     const auto deadline = round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000));
     const auto gathered = mpi::gather_to_root(session, mine.dump(), deadline);
+    // The round barrier: nobody starts the next round while a peer may still be in this one.
+    if (!mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30)))
+      throw std::runtime_error(fmt::format("rank 0 did not release round {} in time", round + 2));
     if (!session.is_root()) continue;
     std::vector<PairResult> results;
     for (const auto& part : gathered)

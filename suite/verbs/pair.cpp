@@ -21,6 +21,13 @@ using nlohmann::json;
 
 constexpr size_t kLatencySourceOffset = 2048;  // the peer writes at offset 0, we send from here
 
+// Spinning is right while work flows (microseconds on real hardware); once a wait has been idle
+// for a millisecond something is slow or broken, and a spinning rank would only steal the CPU from
+// the peer it waits for (oversubscribed nodes, the TCG lab): then sleep between polls.
+void back_off(Clock::time_point idle_since) {
+  if (Clock::now() - idle_since > std::chrono::milliseconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 Clock::time_point after(double seconds) { return Clock::now() + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)); }
 
@@ -184,6 +191,7 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
     if (!reap(ep.cq(), queues, ep, completed, out.error)) break;
     const auto now = Clock::now();
     if (completed != before) last_progress = last_completion = now;
+    else back_off(last_progress);
     if (stop && std::all_of(queues.begin(), queues.end(), [](const SendQueue& q) { return q.idle(); })) break;
     if (seconds_between(last_progress, now) > p.timeout_s) {
       out.error = fmt::format("no completion for {} s ({} messages outstanding)", p.timeout_s, posted - completed);
@@ -218,6 +226,7 @@ class Receiver {
     uint64_t polls = 0;
     while (true) {
       const int n = ibv_poll_cq(ep_.cq(), 16, wc);
+      if (n == 0) back_off(last_progress);
       for (int i = 0; i < n; ++i) {
         if (wc[i].status != IBV_WC_SUCCESS) {
           out.error = wc_error(wc[i]);
@@ -300,11 +309,15 @@ Local ping_pong(RcEndpoint& ep, const ConnectionInfo& remote, bool initiator, ui
     return true;
   };
   auto wait_for = [&](uint8_t value) -> bool {
-    const auto deadline = after(timeout_s);
+    const auto since = Clock::now();
+    const auto deadline = since + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
     for (uint32_t spins = 0; mine[last] != value; ++spins) {
-      if ((spins & 0x3ff) == 0 && Clock::now() > deadline) {
-        out.error = fmt::format("the peer's write did not arrive within {} s", timeout_s);
-        return false;
+      if ((spins & 0x3ff) == 0) {
+        if (Clock::now() > deadline) {
+          out.error = fmt::format("the peer's write did not arrive within {} s", timeout_s);
+          return false;
+        }
+        back_off(since);
       }
     }
     return true;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Soft-RoCE lab tests (ctest label `lab`). One step per ctest test, sharing one running lab:
-#   up -> rxe-ports -> write-bw -> acceptance -> faults -> down
+#   up -> rxe-ports -> write-bw -> acceptance -> faults -> verbs-faults -> down
 # Exit 77 (ctest: skipped) with the reason when this machine cannot run the lab at all.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,6 +9,8 @@ lab="$repo/scripts/lab/lab"
 nodes=${FABRICPROOF_LAB_NODES:-4}
 work=${FABRICPROOF_LAB_TEST_DIR:-$repo/build/lab-tests}
 failures=0
+# Short verbs runs: CI has 2 cores for 4 TCG VMs; the lab judges ratios, not absolute figures.
+verbs_args=(--verbs-duration 1 --verbs-lat-iterations 200)
 
 skip() { echo "SKIPPED: $*"; exit 77; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -72,7 +74,7 @@ step_write_bw() {
 step_acceptance() {
   local out="$work/acceptance" r
   rm -rf "$out"
-  "$lab" acceptance --out "$out" -- --expect-nodes "$nodes"
+  "$lab" acceptance --out "$out" -- --expect-nodes "$nodes" "${verbs_args[@]}"
   local rc=$?
   r="$out/report.json"
   [ -f "$r" ] || { fail "no report.json in $out"; finish; }
@@ -85,6 +87,11 @@ step_acceptance() {
   expect "every netdev has MTU 9000" "[.nodes[].rdma_devices[].ports[].netdev_mtu] | all(. == 9000)" "$r"
   expect "software is consistent across nodes" "[.findings[] | select(.id | startswith(\"consistency_\")) | .verdict] | all(. == \"pass\")" "$r"
   expect "node count matches --expect-nodes" "[.findings[] | select(.id == \"node_count\") | .verdict] == [\"pass\"]" "$r"
+  expect "verbs phase ran and passed" "[.phases[] | select(.name == \"verbs\") | .verdict] == [\"pass\"]" "$r"
+  expect "every off-diagonal write_bw cell is a measurement" "[.verbs.matrix.write_bw.cells | to_entries[] | .key as \$i | .value | to_entries[] | select(.key != \$i) | .value | type] | all(. == \"number\")" "$r"
+  expect "every off-diagonal latency cell is a measurement" "[.verbs.matrix.write_lat.cells | to_entries[] | .key as \$i | .value | to_entries[] | select(.key != \$i) | .value | type] | all(. == \"number\")" "$r"
+  expect "the matrix has $nodes x $nodes cells" "(.verbs.matrix.write_bw.cells | length) == $nodes" "$r"
+  expect "SEND payloads verified without mismatch" "[.verbs.pairs[].tests[] | select(.test == \"send_bw\") | (.verified > 0 and .mismatches == 0)] | all" "$r"
   expect "verdict pass" ".verdict == \"pass\"" "$r"
   finish
 }
@@ -94,7 +101,7 @@ step_acceptance() {
 step_faults() {
   local out="$work/fault-mtu" r
   rm -rf "$out"
-  "$lab" acceptance --out "$out" --fault node3:mtu:1500
+  "$lab" acceptance --out "$out" --fault node3:mtu:1500 -- "${verbs_args[@]}"
   local rc=$?
   r="$out/report.json"
   [ -f "$r" ] || { fail "no report.json in $out"; finish; }
@@ -106,7 +113,7 @@ step_faults() {
 
   out="$work/fault-link-down"
   rm -rf "$out"
-  "$lab" acceptance --out "$out" --fault node2:link-down
+  "$lab" acceptance --out "$out" --fault node2:link-down -- "${verbs_args[@]}"
   rc=$?
   r="$out/report.json"
   [ -f "$r" ] || { fail "no report.json in $out"; finish; }
@@ -114,6 +121,44 @@ step_faults() {
   expect "node2's port is reported DOWN" "[.nodes[] | select(.host == \"node2\") | .rdma_devices[].ports[].state] == [\"DOWN\"]" "$r"
   expect "node2's port_state finding fails and names the netdev" "[.findings[] | select(.id == \"port_state\" and .subject == \"node2/rxe0:1\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"eth1\"))" "$r"
   expect "the other ports are ACTIVE" "[.nodes[] | select(.host != \"node2\") | .rdma_devices[].ports[].state] | all(. == \"ACTIVE\")" "$r"
+  expect "node2's pairs are planned but not measured (port DOWN)" "[.verbs.pairs[] | select(.a == 1 or .b == 1) | .tests[].status] | all(. == \"not_measured\")" "$r"
+  finish
+}
+
+# 6. The verbs matrix under faults: rate shaping on node3 flags its pairs slow and names node3;
+#    node2's data link going down in the middle of the phase leaves error cells, and the run ends
+#    with its report.
+step_verbs_faults() {
+  local out="$work/verbs-rate" r
+  rm -rf "$out"
+  "$lab" acceptance --out "$out" --fault node3:rate:50mbit -- "${verbs_args[@]}"
+  local rc=$?
+  r="$out/report.json"
+  [ -f "$r" ] || { fail "no report.json in $out"; finish; }
+  [ $rc -eq 1 ] && pass "rate fault: fabricproof exited 1" || fail "rate fault: fabricproof exited $rc"
+  expect "writes towards node3 are outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"-> node3/rxe0\") and endswith(\"(write_bw)\"))) | .verdict] | (length == 3 and all(. == \"fail\"))" "$r"
+  expect "pairs without node3 are not outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"node3\") | not)) | .verdict] | all(. == \"pass\")" "$r"
+  expect "node3 is named as the suspect endpoint" "[.findings[] | select(.id == \"verbs_suspect_endpoint\") | .subject] == [\"node3/rxe0\"]" "$r"
+
+  out="$work/verbs-link-down"
+  rm -rf "$out"
+  local log="$work/verbs-link-down.log"
+  "$lab" acceptance --out "$out" -- --verbs-duration 2 --verbs-lat-iterations 200 >"$log" 2>&1 &
+  local run=$!
+  for _ in $(seq 1 300); do grep -q "verbs: starting" "$log" && break; sleep 1; done
+  grep -q "verbs: starting" "$log" || fail "the verbs phase never started"
+  "$lab" fault node2 link-down  # lands mid-phase: ssh into a loaded TCG guest takes ~20 s
+  wait $run
+  rc=$?
+  "$lab" fault node2 clear
+  grep "verbs: round" "$log" | cut -c1-200
+  r="$out/report.json"
+  [ -f "$r" ] || { fail "no report.json after the mid-phase link-down (log: $log)"; finish; }
+  [ $rc -eq 1 ] && pass "mid-phase link-down: fabricproof exited 1 and wrote its report" || fail "mid-phase link-down: exited $rc"
+  expect "the verbs phase completed every pair" "(.verbs.pairs | length) == 6 and ([.phases[] | select(.name == \"verbs\") | .verdict] == [\"fail\"])" "$r"
+  expect "node2's pairs have error cells" "[.verbs.pairs[] | select(.a == 1 or .b == 1) | .tests[] | select(.status == \"error\")] | length > 0" "$r"
+  expect "pairs without node2 have no error cells" "[.verbs.pairs[] | select(.a != 1 and .b != 1) | .tests[].status] | all(. == \"ok\")" "$r"
+  expect "the errors name the verbs status" "[.verbs.pairs[].tests[] | select(.status == \"error\") | .reason | length > 0] | all" "$r"
   finish
 }
 
@@ -135,6 +180,7 @@ case "${1:-}" in
   write-bw) step_write_bw ;;
   acceptance) step_acceptance ;;
   faults) step_faults ;;
+  verbs-faults) step_verbs_faults ;;
   down) step_down ;;
-  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|faults|down"; exit 2 ;;
+  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|faults|verbs-faults|down"; exit 2 ;;
 esac

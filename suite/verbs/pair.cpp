@@ -281,61 +281,62 @@ class Receiver {
   int slots_;
 };
 
-// RDMA WRITE ping-pong as ib_write_lat: each side writes into the other's buffer and spins on its
-// own until the peer's write lands. One-way latency = half the round trip.
+// RDMA WRITE ping-pong as ib_write_lat (perftest's run_iter_lat_write): each side writes into the
+// other's buffer, waits for its own write's completion, then spins on its buffer until the peer's
+// write lands. One-way latency = half the round trip.
 Local ping_pong(RcEndpoint& ep, const ConnectionInfo& remote, bool initiator, uint64_t bytes, uint64_t iterations, double timeout_s) {
   Local out;
   volatile uint8_t* mine = ep.latency_buffer();
   auto* source = const_cast<uint8_t*>(mine + kLatencySourceOffset);
   const size_t last = bytes - 1;
-  const unsigned inline_flag = bytes <= ep.max_inline() ? IBV_SEND_INLINE : 0;
-  std::vector<SendQueue> queues(1, SendQueue(ep.config().tx_depth, 16));
-  uint64_t reaped = 0;
-  auto write = [&](uint8_t value, uint32_t length, bool is_message) -> bool {
-    source[last] = value;
-    const bool signaled = !is_message || queues[0].next_is_signaled();
-    out.error = post_send(ep.qp(0), IBV_WR_RDMA_WRITE, source, length, ep.latency_lkey(), remote.lat_addr, remote.lat_rkey, 0,
-                          inline_flag | (signaled ? IBV_SEND_SIGNALED : 0));
-    if (!out.error.empty()) return false;
-    queues[0].posted(signaled, is_message);
-    const auto deadline = after(timeout_s);
-    do {  // keep the send queue from filling; any error status ends the test
-      if (!reap(ep.cq(), queues, ep, reaped, out.error)) return false;
-      if (Clock::now() > deadline) {
-        out.error = "no completion for the latency writes";
-        return false;
-      }
-    } while (queues[0].full() || (!is_message && !queues[0].idle()));
-    return true;
-  };
-  auto wait_for = [&](uint8_t value) -> bool {
+  const unsigned flags = IBV_SEND_SIGNALED | (bytes <= ep.max_inline() ? IBV_SEND_INLINE : 0);
+  // Read the clock rarely while spinning: it is a system call where the clocksource has no vDSO
+  // (HPET in the lab), and the spin must stay as tight as ib_write_lat's.
+  auto spin_until = [&](auto&& done, const char* what) -> bool {
     const auto since = Clock::now();
     const auto deadline = since + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
-    for (uint32_t spins = 0; mine[last] != value; ++spins) {
-      if ((spins & 0x3ff) == 0) {
+    for (uint32_t spins = 1; !done(); ++spins) {
+      if ((spins & 0xffff) == 0) {
         if (Clock::now() > deadline) {
-          out.error = fmt::format("the peer's write did not arrive within {} s", timeout_s);
+          if (out.error.empty()) out.error = fmt::format("{} within {} s", what, timeout_s);
           return false;
         }
         back_off(since);
       }
     }
-    return true;
+    return out.error.empty();
   };
+  auto write = [&](uint8_t value) -> bool {
+    source[last] = value;
+    out.error = post_send(ep.qp(0), IBV_WR_RDMA_WRITE, source, static_cast<uint32_t>(bytes), ep.latency_lkey(), remote.lat_addr,
+                          remote.lat_rkey, 0, flags);
+    if (!out.error.empty()) return false;
+    ibv_wc wc{};
+    return spin_until(
+        [&] {
+          const int n = ibv_poll_cq(ep.cq(), 1, &wc);
+          if (n < 0) out.error = "ibv_poll_cq failed";
+          if (n > 0 && wc.status != IBV_WC_SUCCESS) out.error = wc_error(wc);
+          return n != 0;
+        },
+        "no completion for the latency write");
+  };
+  auto arrived = [&](uint8_t value) { return spin_until([&] { return mine[last] == value; }, "the peer's write did not arrive"); };
   out.latency_usec.reserve(iterations);
-  for (uint64_t i = 0; i < iterations && out.error.empty(); ++i) {
+  auto previous = Clock::now();
+  for (uint64_t i = 0; i < iterations; ++i) {
     const auto value = static_cast<uint8_t>((i + 1) & 0xff);
-    const auto length = static_cast<uint32_t>(bytes);
     if (initiator) {
-      const auto t0 = Clock::now();
-      if (!write(value, length, true) || !wait_for(value)) break;
-      out.latency_usec.push_back(seconds_between(t0, Clock::now()) * 1e6 / 2);
-    } else if (!wait_for(value) || !write(value, length, true)) {
+      // Like perftest, time from post to post: one clock read per round trip.
+      const auto now = Clock::now();
+      if (i > 0) out.latency_usec.push_back(seconds_between(previous, now) * 1e6 / 2);
+      previous = now;
+      if (!write(value) || !arrived(value)) break;
+      if (i + 1 == iterations) out.latency_usec.push_back(seconds_between(previous, Clock::now()) * 1e6 / 2);
+    } else if (!arrived(value) || !write(value)) {
       break;
     }
   }
-  // Retire the unsignalled tail so a later test starts with an empty send queue.
-  if (out.error.empty() && queues[0].needs_flush()) write(source[last], 0, false);
   out.messages = out.latency_usec.size();
   return out;
 }

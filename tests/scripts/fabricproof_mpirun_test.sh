@@ -19,6 +19,7 @@ out=$(NCCL_IB_HCA=mlx5_0,mlx5_1 NCCL_SOCKET_IFNAME=eno1 UCX_TLS=rc FABRICPROOF_X
 status_is "dry run exits 0" $rc 0
 check "one rank per slot" "$out" "-np 16 --map-by slot"
 check "bound to NUMA" "$out" "--bind-to numa"
+check "MPI kept on TCP" "$out" "--mca pml ob1 --mca btl self\\,vader\\,tcp"
 check "NCCL_IB_HCA exported" "$out" "-x NCCL_IB_HCA"
 check "NCCL_SOCKET_IFNAME exported" "$out" "-x NCCL_SOCKET_IFNAME"
 check "UCX_TLS exported" "$out" "-x UCX_TLS"

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "app/nccl_audit.hpp"
 #include "app/run.hpp"
 #include "cli/options.hpp"
 #include "mpi/session.hpp"
@@ -26,6 +27,8 @@ int main(int argc, char** argv) {
       mpi::Session session(&argc, &argv);
       return app::run(cl.run, command, session);
     }
+    case Command::nccl_audit:
+      return app::nccl_audit(cl.audit);
     case Command::none:
       break;
   }

@@ -65,12 +65,21 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--verbs-rails", v.rails, "matched (mlx5_0 <-> mlx5_0) or all (every HCA with every remote HCA)")->check(CLI::IsMember({"matched", "all"}))->group(group);
   run->add_option("--verbs-timeout", v.timeout_s, "Seconds any wait inside a pair may take (30)")->check(CLI::PositiveNumber)->group(group);
 
+  auto* audit = app.add_subcommand("nccl-audit", "Parse NCCL_DEBUG=INFO logs and check which transport every rank and channel used");
+  bool multi = false, single = false;
+  audit->add_option("files", cl.audit.files, "Log files (one per rank's NCCL_DEBUG_FILE, or one combined log); none: standard input");
+  audit->add_flag("--json", cl.audit.json, "Print JSON instead of a table");
+  audit->add_flag("--multi-node", multi, "The job spans several nodes (when the log alone cannot tell)");
+  audit->add_flag("--single-node", single, "The job ran on one node");
+  audit->add_flag("--expect-gdr", cl.audit.expect_gdr, "Warn when RDMA connections do not use GPUDirect (GDRDMA)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     cl.exit_code = 0;
     cl.message = app.help();
     if (run->parsed()) cl.message = run->help();
+    if (audit->parsed()) cl.message = audit->help();
     return cl;
   } catch (const CLI::CallForVersion& e) {
     cl.exit_code = 0;
@@ -79,6 +88,17 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   } catch (const CLI::ParseError& e) {
     cl.exit_code = 2;
     cl.message = std::string("command line: ") + e.what() + "\nRun 'fabricproof --help' or 'fabricproof run --help'.";
+    return cl;
+  }
+  if (audit->parsed()) {
+    cl.command = Command::nccl_audit;
+    if (multi && single) {
+      cl.exit_code = 2;
+      cl.message = "command line: --multi-node and --single-node exclude each other";
+      return cl;
+    }
+    if (multi) cl.audit.multi_node = true;
+    if (single) cl.audit.multi_node = false;
     return cl;
   }
   if (run->parsed()) {

@@ -21,11 +21,19 @@ struct RunOptions {
   VerbsOptions verbs;
 };
 
-enum class Command { none, run };
+struct AuditOptionsCli {
+  std::vector<std::string> files;  // empty: standard input
+  bool json = false;
+  std::optional<bool> multi_node;  // --multi-node / --single-node: what the caller knows
+  bool expect_gdr = false;
+};
+
+enum class Command { none, run, nccl_audit };
 
 struct CommandLine {
   Command command = Command::none;
   RunOptions run;
+  AuditOptionsCli audit;
   // Set when parsing ended the program: help (exit 0) or an error (exit 2, message names it).
   std::optional<int> exit_code;
   std::string message;

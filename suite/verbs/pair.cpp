@@ -373,8 +373,11 @@ TestResult result_of(const Step& step, const PairPlan& plan, const std::string& 
 TestResult merge(const Step& step, const PairPlan& plan, const Local& mine, const json& theirs) {
   const std::string their_error = theirs.value("error", "");
   const std::string self_label = plan.self.label(), peer_label = plan.peer.label();
-  if (!mine.error.empty()) return result_of(step, plan, "error", self_label + ": " + mine.error);
-  if (!their_error.empty()) return result_of(step, plan, "error", peer_label + ": " + their_error);
+  if (!mine.error.empty() || !their_error.empty()) {  // both sides' view: the second often explains the first
+    std::string reason = mine.error.empty() ? "" : self_label + ": " + mine.error;
+    if (!their_error.empty()) reason += (reason.empty() ? "" : "; ") + peer_label + ": " + their_error;
+    return result_of(step, plan, "error", reason);
+  }
   TestResult t = result_of(step, plan, "ok", "");
   auto gbps = [&](uint64_t messages, double seconds) {
     return seconds > 0 ? static_cast<double>(messages) * static_cast<double>(t.bytes) * 8 / seconds / 1e9 : 0.0;
@@ -424,8 +427,11 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
     config.gid_index = o.gid_index ? o.gid_index : plan.self.gid_index;
     config.qps = std::max(1, o.qps);
     config.tx_depth = std::max(2, o.tx_depth);
-    config.rx_depth = config.tx_depth;
-    config.slots = config.tx_depth;
+    // Receives outnumber sends in flight, as in perftest (rx_depth 512 vs tx_depth 128), so a
+    // receiver that reposts a little late does not push the sender into RNR retries.
+    config.rx_depth = 4 * config.tx_depth;
+    config.rx_slots = config.rx_depth;
+    config.tx_slots = config.tx_depth;
     config.slot_bytes = std::max<uint64_t>(o.bw_bytes, 64);
     std::string setup_error;
     try {
@@ -455,7 +461,7 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
         step_index = steps.size();
       }
       // Each SEND slot carries its own pattern, so a misplaced or stale message is caught too.
-      for (int s = 0; s < config.slots && step_index < steps.size(); ++s)
+      for (int s = 0; s < config.tx_slots && step_index < steps.size(); ++s)
         memory.fill(ep->buffer(), ep->tx_offset(s), config.slot_bytes, 0xfab0000ull + static_cast<uint64_t>(s));
 
       for (; step_index < steps.size(); ++step_index) {
@@ -474,9 +480,9 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
         if (step.test == "send_bw") {
           p.opcode = IBV_WR_SEND_WITH_IMM;
           p.qps = 1;
-          p.slots = config.slots;
+          p.slots = config.tx_slots;
           if (!i_send) {
-            receiver = std::make_unique<Receiver>(*ep, memory, o.bw_bytes, config.slots);
+            receiver = std::make_unique<Receiver>(*ep, memory, o.bw_bytes, config.rx_slots);
             ready_error = receiver->post_all();  // receives are in place before the sender starts
           }
         }

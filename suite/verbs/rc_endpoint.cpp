@@ -58,7 +58,7 @@ RcEndpoint::RcEndpoint(const EndpointConfig& config, MemoryProvider& memory) : c
     max_inline_ = init.cap.max_inline_data;
     qps_.push_back(std::move(qp));
   }
-  buffer_ = memory.allocate(pd_.get(), static_cast<size_t>(2 * config.slots) * config.slot_bytes);
+  buffer_ = memory.allocate(pd_.get(), static_cast<size_t>(config.rx_slots + config.tx_slots) * config.slot_bytes);
   HostMemoryProvider host;  // the latency test polls memory with the CPU: always host memory
   latency_ = host.allocate(pd_.get(), 4096);
   std::random_device random;

@@ -35,7 +35,8 @@ struct EndpointConfig {
   int tx_depth = 128;
   int rx_depth = 128;
   size_t slot_bytes = 65536;  // one message
-  int slots = 128;            // receive slots = send slots (SEND test ring)
+  int rx_slots = 512;         // receive ring of the SEND test (perftest: rx_depth 512 > tx_depth 128)
+  int tx_slots = 128;         // send ring: pattern-filled sources
 };
 
 class RcEndpoint {
@@ -54,8 +55,8 @@ class RcEndpoint {
   int qp_index(uint32_t qp_num) const;
   Buffer& buffer() { return buffer_; }
   char* rx_slot(int i) { return static_cast<char*>(buffer_.addr()) + static_cast<size_t>(i) * config_.slot_bytes; }
-  char* tx_slot(int i) { return rx_slot(config_.slots + i); }
-  size_t tx_offset(int i) const { return static_cast<size_t>(config_.slots + i) * config_.slot_bytes; }
+  char* tx_slot(int i) { return rx_slot(config_.rx_slots + i); }
+  size_t tx_offset(int i) const { return static_cast<size_t>(config_.rx_slots + i) * config_.slot_bytes; }
   volatile uint8_t* latency_buffer() { return static_cast<volatile uint8_t*>(latency_.addr()); }
   uint32_t latency_lkey() const { return latency_.mr->lkey; }
   uint32_t max_inline() const { return max_inline_; }

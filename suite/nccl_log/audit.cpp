@@ -1,0 +1,173 @@
+#include "nccl_log/audit.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <tuple>
+
+namespace fabricproof::nccl {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kDebugHint = "set NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT,NET (and NCCL_DEBUG_FILE=/path/nccl.%h.%p.log per rank)";
+constexpr const char* kSocketHint =
+    "NCCL fell back to TCP between nodes. Check in order: NCCL_IB_DISABLE is not set; the RDMA "
+    "devices are visible in the container/namespace (/dev/infiniband, ibv_devices); NCCL_IB_HCA "
+    "names existing devices; rdma-core/libibverbs is installed where NCCL runs ('Failed to open "
+    "libibverbs' warnings); on RoCE, NCCL_IB_GID_INDEX points at a RoCE v2 GID; every NCCL_* "
+    "variable is exported to remote ranks (mpirun -x).";
+
+std::string who(int rank, const std::string& host) { return host.empty() ? fmt::format("rank {}", rank) : fmt::format("rank {} ({})", rank, host); }
+
+struct Group {
+  std::vector<int> channels;
+  std::string host, peer_host;
+  std::optional<bool> inter_node;
+  uint64_t lines = 0;
+};
+using GroupKey = std::tuple<int, int, std::string, std::string>;  // rank, peer, direction, transport
+
+std::map<GroupKey, Group> grouped(const LogFacts& facts) {
+  std::map<GroupKey, Group> groups;
+  for (const auto& c : facts.connections) {
+    auto& g = groups[{c.rank, c.peer.value_or(-1), c.direction, c.transport}];
+    if (std::find(g.channels.begin(), g.channels.end(), c.channel) == g.channels.end()) g.channels.push_back(c.channel);
+    g.host = c.host;
+    g.peer_host = c.peer_host;
+    g.inter_node = c.inter_node;
+    g.lines += c.count;
+  }
+  for (auto& [k, g] : groups) std::sort(g.channels.begin(), g.channels.end());
+  return groups;
+}
+
+std::string channels_text(const std::vector<int>& channels) { return fmt::format("{}", fmt::join(channels, ",")); }
+
+}  // namespace
+
+std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
+  std::vector<Finding> out;
+  const std::string rule_socket = "no connection between nodes uses NET/Socket";
+  if (facts.connections.empty()) {
+    out.push_back({"nccl_transport_lines", "log", Verdict::error, 0, "connection lines ('... via NET/IB/0')",
+                   "the log shows which transport every rank uses", std::string("No transport lines in the log: ") + kDebugHint + "."});
+  }
+  // Socket fallback: every inter-node NET/Socket connection, one finding per rank, peer and direction.
+  bool named = false;
+  for (const auto& [key, g] : grouped(facts)) {
+    const auto& [rank, peer, direction, transport] = key;
+    if (transport.rfind("NET/Socket", 0) != 0) continue;
+    const bool inter = g.inter_node.value_or(facts.multi_node == true);
+    if (!inter) continue;
+    named = true;
+    const std::string subject = direction == "receive" ? fmt::format("{} <- {}", who(rank, g.host), who(peer, g.peer_host))
+                                                       : fmt::format("{} -> {}", who(rank, g.host), who(peer, g.peer_host));
+    out.push_back({"nccl_socket_fallback", subject, Verdict::fail,
+                   {{"transport", transport}, {"channels", g.channels}, {"direction", direction}, {"rank", rank}, {"peer", peer}, {"host", g.host}},
+                   "NET/IB (or another RDMA network)", rule_socket, kSocketHint});
+  }
+  if (!named) {
+    if (facts.socket_fallback == true) {
+      out.push_back({"nccl_socket_fallback", "log", Verdict::fail,
+                     {{"networks", facts.net.selected}, {"ib_no_device", facts.net.ib_no_device}}, "an RDMA network between nodes",
+                     rule_socket, std::string("The multi-node job selected NCCL's socket network. ") + kSocketHint});
+    } else if (facts.socket_fallback == false) {
+      std::vector<std::string> transports;
+      for (const auto& c : facts.connections)
+        if (c.transport_class == "NET" && std::find(transports.begin(), transports.end(), c.transport) == transports.end()) transports.push_back(c.transport);
+      out.push_back({"nccl_socket_fallback", "log", Verdict::pass, json{{"net_transports", transports}, {"networks", facts.net.selected}},
+                     "no NET/Socket between nodes", rule_socket, ""});
+    } else {
+      out.push_back({"nccl_socket_fallback", "log", Verdict::skip, nullptr, "no NET/Socket between nodes", rule_socket,
+                     std::string("Undecidable from this log: no inter-node connection lines and no network selection. ") + kDebugHint + "."});
+    }
+  }
+  // No usable RDMA device in a multi-node job.
+  const bool no_rdma_net = std::none_of(facts.connections.begin(), facts.connections.end(), [](const Connection& c) {
+    return c.transport_class == "NET" && c.transport.rfind("NET/Socket", 0) != 0;
+  });
+  if (facts.net.ib_no_device || facts.net.ib_disabled == true) {
+    const bool matters = facts.multi_node != false && no_rdma_net;
+    out.push_back({"nccl_rdma_device", "log", matters ? Verdict::fail : Verdict::warn,
+                   facts.net.ib_no_device ? "NET/IB : No device found" : "NCCL_IB_DISABLE set",
+                   "NCCL finds the RDMA devices", "NCCL sees a usable RDMA device (NET/IB)",
+                   "NCCL found no usable IB/RoCE device: check /dev/infiniband and ibv_devices where the ranks run, the provider "
+                   "libraries (libibverbs, libmlx5), NCCL_IB_DISABLE and NCCL_IB_HCA."});
+  }
+  // NET/IB without GPUDirect where GPUDirect is expected.
+  if (options.expect_gdr) {
+    std::map<int, std::vector<std::string>> without;
+    for (const auto& c : facts.connections)
+      if (c.transport_class == "NET" && c.transport.rfind("NET/Socket", 0) != 0 && c.transport.find("GDRDMA") == std::string::npos)
+        without[c.rank].push_back(c.transport);
+    for (const auto& [rank, transports] : without)
+      out.push_back({"nccl_gdr", fmt::format("rank {}", rank), Verdict::warn, transports.front(), "NET/.../GDRDMA",
+                     "RDMA connections use GPUDirect (profile expects it)",
+                     "The NIC copies through host memory: load nvidia_peermem or enable DMA-BUF, check NCCL_NET_GDR_LEVEL (PHB) "
+                     "and that GPU and NIC share a PCIe switch or host bridge."});
+  }
+  // NCCL's own warnings, one finding per distinct message.
+  std::map<std::string, std::pair<uint64_t, const Warning*>> warnings;
+  for (const auto& w : facts.warnings) {
+    auto& entry = warnings[w.message];
+    if (entry.first++ == 0) entry.second = &w;
+  }
+  for (const auto& [message, entry] : warnings) {
+    const Warning& w = *entry.second;
+    out.push_back({"nccl_warning", w.host.empty() ? "log" : w.host, Verdict::warn,
+                   {{"message", message}, {"location", w.location}, {"count", entry.first}}, "no NCCL WARN", "NCCL printed no warning",
+                   "Read the warning: it usually names the missing library, device or setting."});
+  }
+  return out;
+}
+
+json audit_json(const LogFacts& facts, const std::vector<Finding>& findings) {
+  json connections = json::array();
+  for (const auto& c : facts.connections)
+    connections.push_back({{"rank", c.rank}, {"peer", c.peer}, {"channel", c.channel}, {"conn_index", c.conn_index}, {"direction", c.direction},
+                           {"transport", c.transport}, {"transport_class", c.transport_class}, {"host", c.host}, {"peer_host", c.peer_host},
+                           {"inter_node", c.inter_node}, {"file", c.file}, {"line_no", c.line_no}, {"count", c.count}});
+  return {{"socket_fallback", facts.socket_fallback},
+          {"nccl_version", facts.version},
+          {"ranks", facts.ranks},
+          {"hosts", facts.hosts},
+          {"nranks", facts.nranks},
+          {"multi_node", facts.multi_node},
+          {"net_socket_used", facts.net_socket_used},
+          {"connections", connections},
+          {"networks", facts.net.selected},
+          {"net", facts.net},
+          {"warnings", facts.warnings},
+          {"processes", facts.processes},
+          {"nccl_tests", facts.nccl_tests},
+          {"lines", facts.lines},
+          {"findings", findings}};
+}
+
+std::string audit_table(const LogFacts& facts, const std::vector<Finding>& findings) {
+  std::string out = fmt::format("NCCL {}: {} line(s), {} rank(s) seen, {} host(s), network {}\n", facts.version.value_or("version not printed"),
+                                facts.lines, facts.ranks.size(), facts.hosts.size(),
+                                facts.net.selected.empty() ? std::string("not printed") : fmt::format("{}", fmt::join(facts.net.selected, ", ")));
+  out += fmt::format("socket fallback between nodes: {}\n\n",
+                     facts.socket_fallback ? (*facts.socket_fallback ? "YES" : "no") : "undecidable from this log");
+  const auto groups = grouped(facts);
+  if (!groups.empty()) {
+    out += fmt::format("{:>5}  {:<20} {:>5}  {:<20} {:<8} {:<10} {:<24} {}\n", "rank", "host", "peer", "peer host", "dir", "where", "transport", "channels");
+    for (const auto& [key, g] : groups) {
+      const auto& [rank, peer, direction, transport] = key;
+      const char* where = g.inter_node ? (*g.inter_node ? "inter-node" : "intra-node") : "?";
+      out += fmt::format("{:>5}  {:<20} {:>5}  {:<20} {:<8} {:<10} {:<24} {}\n", rank, g.host.empty() ? "-" : g.host,
+                         peer < 0 ? std::string("-") : std::to_string(peer), g.peer_host.empty() ? "-" : g.peer_host, direction, where,
+                         transport, channels_text(g.channels));
+    }
+    out += "\n";
+  }
+  for (const auto& f : findings)
+    if (f.verdict != Verdict::pass)
+      out += fmt::format("{:<5} {:<22} {}: {}\n", std::string(to_string(f.verdict)), f.id, f.subject,
+                         f.measured.is_string() ? f.measured.get<std::string>() : f.measured.dump());
+  return out;
+}
+
+}  // namespace fabricproof::nccl

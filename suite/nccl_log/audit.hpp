@@ -1,0 +1,27 @@
+#pragma once
+// Judging an NCCL log: any inter-node connection over NET/Socket fails (NCCL silently fell back to
+// TCP: "you did not test what you thought you tested"), NET/IB without GPUDirect warns when
+// GPUDirect is expected, no usable RDMA device fails, and a log without transport lines is an
+// error, not a pass.
+#include <string>
+#include <vector>
+
+#include "core/finding.hpp"
+#include "nccl_log/model.hpp"
+
+namespace fabricproof::nccl {
+
+struct AuditOptions {
+  bool expect_gdr = false;  // the cluster is meant to run GPUDirect RDMA
+};
+
+std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options = {});
+
+// The nccl-audit JSON: {"socket_fallback", "nccl_version", "ranks", "connections", "networks",
+// "findings", ...} plus everything else the parser found.
+nlohmann::json audit_json(const LogFacts& facts, const std::vector<Finding>& findings);
+
+// A table for people: one row per rank, peer, direction and transport, channels folded.
+std::string audit_table(const LogFacts& facts, const std::vector<Finding>& findings);
+
+}  // namespace fabricproof::nccl

@@ -1,0 +1,447 @@
+#include "nccl_log/parser.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+namespace fabricproof::nccl {
+namespace {
+
+constexpr size_t kNone = static_cast<size_t>(-1);
+constexpr size_t kMaxLine = 1 << 16;  // longer lines are cut: no input can make a line buffer grow without bound
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Reads digits at the front of s; advances s.
+std::optional<int> take_int(std::string_view& s) {
+  size_t n = 0;
+  while (n < s.size() && is_digit(s[n])) ++n;
+  if (n == 0) return std::nullopt;
+  auto v = to_int(s.substr(0, n));
+  s.remove_prefix(n);
+  return v;
+}
+
+bool take(std::string_view& s, std::string_view token) {
+  if (!starts_with(s, token)) return false;
+  s.remove_prefix(token.size());
+  return true;
+}
+
+// "[3d000]" / "[0]" after a rank: the busId or device, not needed.
+void skip_bracket(std::string_view& s) {
+  if (s.empty() || s.front() != '[') return;
+  const size_t close = s.find(']');
+  if (close != std::string_view::npos && s.substr(1, close - 1).find(' ') == std::string_view::npos) s.remove_prefix(close + 1);
+}
+
+std::string transport_class(std::string_view t) {
+  if (starts_with(t, "NET/")) return "NET";
+  if (starts_with(t, "P2P/")) return "P2P";
+  if (starts_with(t, "SHM/") || t == "direct shared memory") return "SHM";
+  if (starts_with(t, "COLLNET/")) return "COLLNET";
+  return "other";
+}
+
+// The number after "->" that is followed by another "->": the printing rank of a Trees line
+// ("Trees [0] 22->23->-1/-1/-1" in 2.4, "Trees [0] 17/24/-1->16->0" later).
+std::optional<int> trees_rank(std::string_view message) {
+  const size_t first = message.find("->");
+  if (first == std::string_view::npos) return std::nullopt;
+  std::string_view rest = message.substr(first + 2);
+  auto rank = take_int(rest);
+  if (!rank || !starts_with(rest, "->")) return std::nullopt;
+  return rank;
+}
+
+// "Channel 00/02 :    0   1   2" (and 2.4's "Channel 00 :    0   1"): the ring order, printed by
+// rank 0 alone.
+bool is_ring_list(std::string_view message) {
+  if (!starts_with(message, "Channel ")) return false;
+  const size_t colon = message.find(" : ");
+  if (colon == std::string_view::npos) return false;
+  const std::string_view rest = message.substr(colon + 3);
+  bool digit = false;
+  for (char c : rest) {
+    if (is_digit(c)) digit = true;
+    else if (c != ' ') return false;
+  }
+  return digit;
+}
+
+std::optional<int> int_after(std::string_view message, std::string_view key) {
+  const size_t at = message.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = message.substr(at + key.size());
+  return take_int(rest);
+}
+
+void add_unique(std::vector<std::string>& list, std::string value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(std::move(value));
+}
+
+// Tokens "[0]mlx5_0:1/IB" or "[0]eth0:10.0.0.1<0>" of a "Using" list, up to "; OOB" / end.
+std::vector<std::string> bracket_items(std::string_view list) {
+  std::vector<std::string> items;
+  size_t at = 0;
+  while ((at = list.find('[', at)) != std::string_view::npos) {
+    const size_t close = list.find(']', at);
+    if (close == std::string_view::npos) break;
+    if (!to_int(list.substr(at + 1, close - at - 1))) {  // "[RO]" is a flag of the previous item
+      at = close + 1;
+      continue;
+    }
+    size_t end = close + 1;
+    while (end < list.size() && list[end] != ' ' && list[end] != '[' && list[end] != ';') ++end;
+    std::string item(list.substr(close + 1, end - close - 1));
+    if (auto lt = item.find('<'); lt != std::string::npos) item.resize(lt);  // "<0>" address family
+    if (!item.empty()) items.push_back(item);
+    at = end;
+  }
+  return items;
+}
+
+}  // namespace
+
+Parser::Parser(ParseOptions options) : options_(options) {}
+
+void Parser::begin_file(std::string name) {
+  file_ = std::move(name);
+  line_no_ = 0;
+  tests_.begin_file(file_);
+}
+
+void Parser::note_rank(size_t process, int rank) {
+  facts_.ranks.insert(rank);
+  if (process != kNone && !facts_.processes[process].rank) facts_.processes[process].rank = rank;
+}
+
+size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
+  if (!seg.has_host && !seg.cuda_dev) return kNone;
+  ProcessKey key{file_, std::string(seg.host), seg.pid.value_or(-1), seg.cuda_dev.value_or(-1)};
+  // Without pid the launcher rank is the best identity of a process (stripped headers).
+  if (!seg.pid && prefix_rank) key.pid = -2 - *prefix_rank;
+  auto [it, inserted] = process_index_.emplace(key, facts_.processes.size());
+  if (inserted) {
+    Process p;
+    p.host = key.host;
+    p.pid = seg.pid;
+    p.cuda_dev = seg.cuda_dev;
+    p.file = file_;
+    facts_.processes.push_back(p);
+    if (seg.has_host && !seg.host.empty()) facts_.hosts.insert(std::string(seg.host));
+  }
+  if (prefix_rank && !facts_.processes[it->second].launcher_rank) facts_.processes[it->second].launcher_rank = prefix_rank;
+  return it->second;
+}
+
+bool Parser::parse_connection(std::string_view m, size_t process) {
+  std::string_view s = m;
+  bool collnet = false;
+  if (take(s, "Ring ") || take(s, "Channel ")) {
+  } else if (take(s, "CollNet ") || take(s, "Coll ")) {
+    collnet = true;
+  } else {
+    return false;
+  }
+  auto channel = take_int(s);
+  if (!channel) return false;
+  std::optional<int> conn_index;
+  if (take(s, "/")) {
+    conn_index = take_int(s);
+    if (!conn_index) return false;
+  }
+  if (!take(s, " : ")) return false;
+  auto left = take_int(s);
+  if (!left) return false;
+  std::optional<int> right;
+  if (!collnet) {
+    skip_bracket(s);
+    if (!take(s, " -> ")) return false;
+    right = take_int(s);
+    if (!right) return false;
+    skip_bracket(s);
+  }
+  std::string direction = "send";
+  bool explicit_direction = false;
+  if (take(s, " [send]")) {
+    explicit_direction = true;
+  } else if (take(s, " [receive]")) {
+    direction = "receive";
+    explicit_direction = true;
+  }
+  if (!take(s, " via ")) return false;  // GRAPH "Ring 00 : 7 -> 0 -> 1", truncated "[sen"
+  std::string_view transport = trim(s);
+  // A vendor fork appends " comm 0x... nRanks N" after the transport (052).
+  if (auto suffix = transport.find(" comm 0x"); suffix != std::string_view::npos) transport = trim(transport.substr(0, suffix));
+  if (transport.empty()) return false;
+
+  Connection c;
+  c.channel = *channel;
+  c.conn_index = conn_index;
+  c.direction = direction;
+  c.direction_explicit = explicit_direction;
+  c.transport = std::string(transport);
+  c.transport_class = collnet ? "COLLNET" : transport_class(transport);
+  if (collnet) {
+    c.rank = *left;
+  } else if (direction == "receive") {  // "peer -> me [receive]": the receiver prints it
+    c.rank = *right;
+    c.peer = *left;
+  } else {
+    c.rank = *left;
+    c.peer = *right;
+  }
+  if (c.transport_class == "NET") {  // PXN: NET/<name>/<dev>(<proxy rank>)
+    const size_t open = c.transport.find('(');
+    const size_t close = c.transport.find(')', open);
+    if (open != std::string::npos && close != std::string::npos) c.proxy_rank = to_int(std::string_view(c.transport).substr(open + 1, close - open - 1));
+  }
+  if (process != kNone) c.host = facts_.processes[process].host;
+  c.file = file_;
+  c.line_no = line_no_;
+  note_rank(process, c.rank);
+  ConnectionKey key{c.rank, c.peer.value_or(-1), c.channel, c.conn_index.value_or(-1), c.direction, c.transport};
+  auto [it, inserted] = connection_index_.emplace(key, facts_.connections.size());
+  if (inserted) {
+    facts_.connections.push_back(std::move(c));
+    connection_process_.push_back(process);
+  } else {
+    ++facts_.connections[it->second].count;
+  }
+  return true;
+}
+
+void Parser::parse_network(std::string_view m) {
+  auto& net = facts_.net;
+  if (take(m, "Using network ")) {
+    add_unique(net.selected, std::string(trim(m)));
+  } else if (take(m, "Using internal Network ")) {  // 2.3
+    add_unique(net.selected, std::string(trim(m)));
+  } else if (starts_with(m, "NET/IB : No device found")) {
+    net.ib_no_device = true;
+  } else if (starts_with(m, "NET/IB : Using [") || starts_with(m, "NET/IB: [")) {
+    const size_t oob = m.find("OOB ");
+    for (auto& d : bracket_items(m.substr(0, oob))) add_unique(net.ib_devices, d);
+    if (oob != std::string_view::npos) {
+      std::string_view o = trim(m.substr(oob + 4));
+      if (auto lt = o.find('<'); lt != std::string_view::npos) o = o.substr(0, lt);
+      add_unique(net.oob_interfaces, std::string(o));
+    }
+  } else if (starts_with(m, "NET/Socket : Using [")) {
+    for (auto& i : bracket_items(m)) add_unique(net.socket_interfaces, i);
+  } else if (starts_with(m, "NCCL_IB_DISABLE set by environment to ")) {
+    net.ib_disabled = m.substr(std::strlen("NCCL_IB_DISABLE set by environment to ")).substr(0, 1) != "0";
+  } else if (m.find("GPU Direct RDMA") != std::string_view::npos || m.find(" GDR ") != std::string_view::npos) {
+    add_unique(net.gdr, std::string(m));
+  } else if (starts_with(m, "NET/Plugin") || starts_with(m, "Using non-device net plugin")) {
+    add_unique(net.plugin, std::string(m));
+  } else if (m.find("NVLS multicast support is available") != std::string_view::npos || starts_with(m, "Connected NVLS")) {
+    net.nvls = true;
+  }
+}
+
+void Parser::handle(const Segment& seg, size_t process, std::string_view raw) {
+  const std::string_view m = seg.message;
+  if (seg.level == Level::warn) {
+    ++facts_.warn_lines;
+    Warning w;
+    w.message = std::string(m);
+    w.location = std::string(seg.location);
+    w.host = std::string(seg.host);
+    if (process != kNone) w.rank = facts_.processes[process].rank ? facts_.processes[process].rank : facts_.processes[process].launcher_rank;
+    w.file = file_;
+    w.line_no = line_no_;
+    if (m.find("Failed to open libibverbs") != std::string_view::npos) libibverbs_missing_ = true;
+    facts_.warnings.push_back(std::move(w));
+    return;
+  }
+  ++facts_.info_lines;
+  (void)raw;
+  if (starts_with(m, "NCCL version ")) {
+    std::string_view v = m.substr(13);
+    v = v.substr(0, v.find(' '));
+    if (!facts_.version) facts_.version = std::string(v);
+    return;
+  }
+  if (parse_connection(m, process)) return;
+  if (is_ring_list(m)) {
+    note_rank(process, 0);
+    return;
+  }
+  if (starts_with(m, "Trees ")) {
+    if (auto r = trees_rank(m)) note_rank(process, *r);
+    return;
+  }
+  // Communicator lines: "comm 0x... rank R nranks N ...", 2.20+ "nRanks N nNodes M", 2.3's
+  // "rank R nranks N". Not "... from local rank 0" (proxy lines).
+  if ((m.find("comm 0x") != std::string_view::npos || starts_with(m, "rank ")) && m.find("local rank") == std::string_view::npos) {
+    auto rank = starts_with(m, "rank ") ? int_after(m, "rank ") : int_after(m, " rank ");
+    auto nranks = int_after(m, " nranks ");
+    if (!nranks) nranks = int_after(m, " nRanks ");
+    if (rank) note_rank(process, *rank);
+    if (nranks) {
+      facts_.nranks = std::max(facts_.nranks.value_or(0), *nranks);
+      if (process != kNone) facts_.processes[process].nranks = nranks;
+    }
+    if (auto nodes = int_after(m, " nNodes ")) {
+      nnodes_ = std::max(nnodes_.value_or(0), *nodes);
+      if (process != kNone) facts_.processes[process].nnodes = nodes;
+    }
+    return;
+  }
+  parse_network(m);
+}
+
+void Parser::add_line(std::string_view line) {
+  ++line_no_;
+  ++facts_.lines;
+  if (line.size() > kMaxLine) line = line.substr(0, kMaxLine);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  tests_.add_line(line, line_no_);
+  const auto segments = split_segments(line);
+  // The environment of the launch line: "-x NCCL_IB_DISABLE=1", "NCCL_IB_DISABLE=1 ./all_reduce_perf".
+  if (auto p = line.find("NCCL_IB_DISABLE="); p != std::string_view::npos && segments.empty())
+    facts_.net.ib_disabled = line.substr(p + 16, 1) != "0";
+  if (segments.empty()) {
+    // A message whose header went to another line (interleaved output): still a connection.
+    const std::string_view orphan = trim(line);
+    if ((starts_with(orphan, "Ring ") || starts_with(orphan, "Channel ")) && parse_connection(orphan, kNone)) return;
+    // The version banner has no header: "NCCL version 2.11.4+cuda11.4" (maybe after a prefix).
+    const size_t v = line.find("NCCL version ");
+    if (v != std::string_view::npos && !facts_.version) {
+      std::string_view rest = line.substr(v + 13);
+      rest = trim(rest.substr(0, rest.find(' ')));
+      if (!rest.empty() && is_digit(rest.front())) facts_.version = std::string(rest);
+    }
+    return;
+  }
+  const auto prefix_rank = launcher_rank(segments.front().prefix);
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const auto& seg = segments[i];
+    const size_t process = process_for(seg, i == 0 ? prefix_rank : std::nullopt);
+    handle(seg, process, line);
+  }
+}
+
+void Parser::add_stream(std::istream& in) {
+  std::vector<char> block(1 << 20);
+  carry_.clear();
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const size_t got = static_cast<size_t>(in.gcount());
+    if (got == 0) break;
+    std::string_view data(block.data(), got);
+    while (!data.empty()) {
+      const void* nl = std::memchr(data.data(), '\n', data.size());
+      if (!nl) {
+        if (carry_.size() < kMaxLine) carry_.append(data.substr(0, kMaxLine - carry_.size()));
+        break;
+      }
+      const size_t n = static_cast<size_t>(static_cast<const char*>(nl) - data.data());
+      if (carry_.empty()) {
+        add_line(data.substr(0, n));
+      } else {
+        if (carry_.size() < kMaxLine) carry_.append(data.substr(0, std::min(n, kMaxLine - carry_.size())));
+        add_line(carry_);
+        carry_.clear();
+      }
+      data.remove_prefix(n + 1);
+    }
+  }
+  if (!carry_.empty()) {
+    add_line(carry_);
+    carry_.clear();
+  }
+}
+
+LogFacts Parser::finish() {
+  LogFacts out = std::move(facts_);
+  // Ranks without an NCCL rank of their own: the launcher's rank (Open MPI, torchrun) first; else,
+  // in a single-node job (where the local rank is the rank), the header's CUDA device when every
+  // process whose rank is known sits at the same offset from its device (027, 033). Across nodes
+  // that guess is not safe and is not made.
+  const bool single_node = options_.multi_node == false || (!options_.multi_node && nnodes_ == 1);
+  std::map<std::string, std::set<int>> offsets;  // host -> rank - cudaDev
+  for (const auto& p : out.processes)
+    if (p.rank && p.cuda_dev) offsets[p.host].insert(*p.rank - *p.cuda_dev);
+  for (const auto& p : out.processes) {
+    if (p.rank) continue;
+    if (p.launcher_rank) {
+      out.ranks.insert(*p.launcher_rank);
+    } else if (single_node && p.cuda_dev && p.pid && offsets[p.host].size() == 1) {
+      out.ranks.insert(*p.cuda_dev + *offsets[p.host].begin());
+    }
+  }
+  for (const auto& r : tests_.ranks()) out.ranks.insert(r);
+  std::map<int, std::string> host_of_rank;
+  for (const auto& p : out.processes)
+    if (p.rank && !p.host.empty()) host_of_rank.emplace(*p.rank, p.host);
+  if (options_.multi_node) out.multi_node = options_.multi_node;
+  else if (out.hosts.size() > 1 || nnodes_.value_or(1) > 1) out.multi_node = true;
+  else if (nnodes_ == 1) out.multi_node = false;
+
+  bool socket_inter_node = false, socket_unknown = false, other_net = false;
+  for (auto& c : out.connections) {
+    if (c.peer)
+      if (auto it = host_of_rank.find(*c.peer); it != host_of_rank.end()) c.peer_host = it->second;
+    if (c.host.empty())
+      if (auto it = host_of_rank.find(c.rank); it != host_of_rank.end()) c.host = it->second;
+    if (!c.host.empty() && !c.peer_host.empty()) c.inter_node = c.host != c.peer_host;
+    else if (c.transport_class == "P2P" || c.transport_class == "SHM") c.inter_node = false;  // intra-node transports
+    else if (out.multi_node == false) c.inter_node = false;
+    const bool socket = starts_with(c.transport, "NET/Socket");
+    out.net_socket_used |= socket;
+    if (socket && c.inter_node == true) socket_inter_node = true;
+    if (socket && !c.inter_node) socket_unknown = true;
+    if ((c.transport_class == "NET" || c.transport_class == "COLLNET") && !socket) other_net = true;
+  }
+  const bool selected_socket = std::find(out.net.selected.begin(), out.net.selected.end(), "Socket") != out.net.selected.end();
+  // 2.4-2.6 print no "Using network" line: a NET/IB device list means NCCL took IB.
+  const bool ib_listed = !out.net.ib_devices.empty() && !out.net.ib_no_device;
+  const bool selected_rdma = ib_listed || std::any_of(out.net.selected.begin(), out.net.selected.end(), [](const std::string& n) { return n != "Socket"; });
+  const bool rdma_unusable = out.net.ib_no_device || out.net.ib_disabled == true || libibverbs_missing_;
+  // NCCL uses NET between nodes; a socket connection whose ends cannot be placed counts as
+  // inter-node when the job spans nodes.
+  if (socket_inter_node || (socket_unknown && out.multi_node == true)) out.socket_fallback = true;
+  else if (out.multi_node == true && (selected_socket || (rdma_unusable && !other_net && !selected_rdma))) out.socket_fallback = true;
+  else if (other_net || out.multi_node == false) out.socket_fallback = false;
+  else if (out.multi_node == true && selected_rdma) out.socket_fallback = false;
+  if (!out.nranks && tests_.table() && tests_.table()->nranks) out.nranks = tests_.table()->nranks;
+  out.nccl_tests = tests_.table();
+  return out;
+}
+
+LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& options) {
+  Parser parser(options);
+  for (const auto& path : paths) {
+    parser.begin_file(path);
+    if (path == "-") {
+      parser.add_stream(std::cin);
+      continue;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
+    parser.add_stream(in);
+  }
+  return parser.finish();
+}
+
+LogFacts parse_text(std::string_view text, const ParseOptions& options) {
+  Parser parser(options);
+  parser.begin_file("");
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) {
+      if (start < text.size()) parser.add_line(text.substr(start));
+      break;
+    }
+    parser.add_line(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parser.finish();
+}
+
+}  // namespace fabricproof::nccl

@@ -1,0 +1,69 @@
+#pragma once
+// Streaming parser for NCCL_DEBUG=INFO output of any NCCL 2.x, as launchers deliver it: prefixed
+// (Open MPI --tag-output, srun -l, torchrun, Ray, Python logging, timestamps), interleaved from many
+// ranks, duplicated, truncated or glued lines, CRLF, non-UTF-8 bytes. Memory grows with what the
+// log describes (ranks, distinct connections), not with its length.
+#include <istream>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "nccl_log/model.hpp"
+#include "nccl_log/scan.hpp"
+#include "nccl_log/tests_table.hpp"
+
+namespace fabricproof::nccl {
+
+struct ParseOptions {
+  // What the caller knows beyond the log (fabricproof's own run knows its node map): whether the
+  // job spans nodes. Unset: decided from the log (distinct hosts, nNodes).
+  std::optional<bool> multi_node;
+};
+
+class Parser {
+ public:
+  explicit Parser(ParseOptions options = {});
+  // Starts a new input (one rank's NCCL_DEBUG_FILE, or one combined log); line numbers restart.
+  void begin_file(std::string name);
+  // One physical line, without its newline.
+  void add_line(std::string_view line);
+  // Reads a whole stream in large blocks, splitting lines itself (bounded line length).
+  void add_stream(std::istream& in);
+  LogFacts finish();
+
+ private:
+  struct ProcessKey {
+    std::string file;
+    std::string host;
+    int pid;
+    int cuda_dev;
+    auto operator<=>(const ProcessKey&) const = default;
+  };
+  using ConnectionKey = std::tuple<int, int, int, int, std::string, std::string>;  // rank, peer, channel, conn, direction, transport
+
+  size_t process_for(const Segment& seg, std::optional<int> prefix_rank);
+  void handle(const Segment& seg, size_t process, std::string_view raw_line);
+  bool parse_connection(std::string_view message, size_t process);
+  void parse_network(std::string_view message);
+  void note_rank(size_t process, int rank);
+
+  ParseOptions options_;
+  std::string file_;
+  uint64_t line_no_ = 0;
+  LogFacts facts_;
+  std::map<ProcessKey, size_t> process_index_;
+  std::map<ConnectionKey, size_t> connection_index_;
+  std::vector<size_t> connection_process_;  // connection -> process that printed it (or npos)
+  std::set<int> ring_list_ranks_;
+  std::optional<int> nnodes_;
+  bool libibverbs_missing_ = false;  // "Failed to open libibverbs.so": NCCL cannot use IB/RoCE
+  TestsTableParser tests_;
+  std::string carry_;  // add_stream: a line split across reads
+};
+
+// Convenience: parse files (one per rank or combined); "-" is standard input.
+LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& options = {});
+LogFacts parse_text(std::string_view text, const ParseOptions& options = {});
+
+}  // namespace fabricproof::nccl

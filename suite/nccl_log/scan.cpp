@@ -1,0 +1,163 @@
+#include "nccl_log/scan.hpp"
+
+#include <charconv>
+#include <cstring>
+
+namespace fabricproof::nccl {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// Characters of a host name in a header; '<' and '>' appear in redacted names ("<cluster_name>").
+bool is_host_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '<' || c == '>';
+}
+
+struct Anchor {
+  size_t at;      // index of the anchor text
+  size_t length;  // of the anchor text including the trailing space
+  Level level;
+};
+
+// Finds "NCCL INFO ", "CCL INFO " (the N lost to interleaving) and "NCCL WARN".
+std::vector<Anchor> find_anchors(std::string_view line) {
+  std::vector<Anchor> anchors;
+  size_t from = 0;
+  while (from < line.size()) {
+    const void* hit = memmem(line.data() + from, line.size() - from, "CCL ", 4);
+    if (!hit) break;
+    const size_t c = static_cast<size_t>(static_cast<const char*>(hit) - line.data());
+    from = c + 4;
+    const std::string_view rest = line.substr(c + 4);
+    const bool has_n = c > 0 && line[c - 1] == 'N';
+    const size_t start = has_n ? c - 1 : c;
+    if (rest.substr(0, 4) == "INFO") {
+      anchors.push_back({start, (c + 8 < line.size() && line[c + 8] == ' ') ? c + 9 - start : c + 8 - start, Level::info});
+    } else if (has_n && rest.substr(0, 4) == "WARN") {
+      anchors.push_back({start, (c + 8 < line.size() && line[c + 8] == ' ') ? c + 9 - start : c + 8 - start, Level::warn});
+    }
+  }
+  return anchors;
+}
+
+// Reads the header backwards from the anchor. Returns where the header starts.
+size_t read_header(std::string_view line, size_t anchor, Level level, Segment& seg) {
+  size_t j = anchor;
+  auto skip_space = [&] {
+    while (j > 0 && line[j - 1] == ' ') --j;
+  };
+  skip_space();
+  if (level == Level::warn) {  // "file.cc:LINE " (or a function name "process_err_completion:1723")
+    size_t k = j;
+    while (k > 0 && line[k - 1] != ' ' && line[k - 1] != ']') --k;
+    const std::string_view token = line.substr(k, j - k);
+    if (token.find(':') != std::string_view::npos) {
+      seg.location = token;
+      j = k;
+      skip_space();
+    }
+  }
+  if (j > 0 && line[j - 1] == ']') {  // "[cudaDev]"
+    size_t k = j - 1;
+    while (k > 0 && is_digit(line[k - 1])) --k;
+    if (k > 0 && line[k - 1] == '[' && k < j - 1) {
+      seg.cuda_dev = to_int(line.substr(k, j - 1 - k));
+      j = k - 1;
+      skip_space();
+    }
+  }
+  const size_t before_ids = j;
+  // "host:pid:tid"
+  size_t k = j;
+  while (k > 0 && is_digit(line[k - 1])) --k;
+  if (k < j && k > 0 && line[k - 1] == ':') {
+    const size_t tid_start = k;
+    size_t p = k - 1;
+    size_t q = p;
+    while (q > 0 && is_digit(line[q - 1])) --q;
+    if (q < p && q > 0 && line[q - 1] == ':') {
+      seg.pid = to_int(line.substr(q, p - q));
+      size_t h = q - 1;
+      size_t hs = h;
+      while (hs > 0 && is_host_char(line[hs - 1])) --hs;
+      std::string_view host = line.substr(hs, h - hs);
+      // Glued to the previous process's header ("...:166015g183:1612..."): its tid digits ran into
+      // this host name.
+      if (hs > 0 && line[hs - 1] == ':')
+        while (!host.empty() && is_digit(host.front())) host.remove_prefix(1);
+      seg.host = host;
+      seg.has_host = true;
+      (void)tid_start;
+      return hs;
+    }
+  }
+  // No pid:tid (2.26+ WARN lines, edited pastes): "host [dev]".
+  if (level == Level::warn) {
+    size_t hs = before_ids;
+    while (hs > 0 && is_host_char(line[hs - 1])) --hs;
+    if (hs < before_ids && (hs == 0 || line[hs - 1] == ' ') && !is_digit(line[hs])) {
+      seg.host = line.substr(hs, before_ids - hs);
+      seg.has_host = true;
+      return hs;
+    }
+  }
+  return before_ids;
+}
+
+}  // namespace
+
+std::optional<int> to_int(std::string_view digits) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::vector<Segment> split_segments(std::string_view line) {
+  std::vector<Segment> segments;
+  const auto anchors = find_anchors(line);
+  std::vector<size_t> header_starts;
+  for (const auto& a : anchors) {
+    Segment seg;
+    seg.level = a.level;
+    header_starts.push_back(read_header(line, a.at, a.level, seg));
+    segments.push_back(seg);
+  }
+  for (size_t i = 0; i < anchors.size(); ++i) {
+    const size_t begin = anchors[i].at + anchors[i].length;
+    const size_t end = i + 1 < anchors.size() ? std::max(header_starts[i + 1], begin) : line.size();
+    segments[i].message = trim(line.substr(begin, end - begin));
+    const size_t prefix_start = i == 0 ? 0 : anchors[i - 1].at + anchors[i - 1].length;
+    segments[i].prefix = header_starts[i] > prefix_start ? line.substr(prefix_start, header_starts[i] - prefix_start) : std::string_view{};
+  }
+  return segments;
+}
+
+std::optional<int> launcher_rank(std::string_view prefix) {
+  // Open MPI --tag-output: "[1,3]<stdout>:" (possibly after a timestamp).
+  if (auto p = prefix.find("]<std"); p != std::string_view::npos) {
+    const size_t open = prefix.rfind('[', p);
+    const size_t comma = prefix.find(',', open == std::string_view::npos ? 0 : open);
+    if (open != std::string_view::npos && comma != std::string_view::npos && comma < p) return to_int(prefix.substr(comma + 1, p - comma - 1));
+  }
+  // PyTorch: "[rank3]:"
+  if (auto p = prefix.find("[rank"); p != std::string_view::npos) {
+    const size_t close = prefix.find(']', p);
+    if (close != std::string_view::npos) return to_int(prefix.substr(p + 5, close - p - 5));
+  }
+  const std::string_view t = trim(prefix);
+  // A bare launcher tag "[N] " in front of the header.
+  if (t.size() >= 3 && t.front() == '[' && t.back() == ']') return to_int(t.substr(1, t.size() - 2));
+  // srun -l: "N: "
+  if (t.size() >= 2 && t.back() == ':') return to_int(t.substr(0, t.size() - 1));
+  return std::nullopt;
+}
+
+}  // namespace fabricproof::nccl

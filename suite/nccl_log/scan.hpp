@@ -1,0 +1,39 @@
+#pragma once
+// Low-level scanning of one log line, without regular expressions (the audit must keep up with
+// grep on gigabyte logs): NCCL's "host:pid:tid [dev] NCCL INFO" header, read backwards from the
+// anchor, and the launcher prefix in front of it.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace fabricproof::nccl {
+
+enum class Level { info, warn };
+
+// One NCCL message inside a physical line. Unbuffered multi-process output can glue several into
+// one line; each anchor ("NCCL INFO", a corrupted "CCL INFO", "NCCL WARN") starts one.
+struct Segment {
+  Level level = Level::info;
+  std::string_view host;        // may be empty (stripped or redacted headers)
+  bool has_host = false;
+  std::optional<int> pid;
+  std::optional<int> cuda_dev;
+  std::string_view location;    // WARN: "misc/socket.cc:46"
+  std::string_view prefix;      // text before the header (launcher tags, timestamps)
+  std::string_view message;     // after "NCCL INFO " up to the next segment
+};
+
+// Splits a line into its NCCL segments (empty when the line has no anchor).
+std::vector<Segment> split_segments(std::string_view line);
+
+// The rank a launcher put in front of the line: Open MPI --tag-output "[1,N]<stdout>:", PyTorch
+// "[rankN]:", a bare "[N] " tag before the header, srun -l "N: ".
+std::optional<int> launcher_rank(std::string_view prefix);
+
+// Small helpers shared by the parser.
+std::optional<int> to_int(std::string_view digits);
+std::string_view trim(std::string_view s);
+bool starts_with(std::string_view s, std::string_view prefix);
+
+}  // namespace fabricproof::nccl

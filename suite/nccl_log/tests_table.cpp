@@ -1,0 +1,173 @@
+#include "nccl_log/tests_table.hpp"
+
+#include <charconv>
+#include <vector>
+
+#include "nccl_log/scan.hpp"
+
+namespace fabricproof::nccl {
+namespace {
+
+std::vector<std::string_view> tokens(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    const size_t start = i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+std::optional<double> number(std::string_view t) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<uint64_t> unsigned_number(std::string_view t) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
+  return v;
+}
+
+bool is_word(std::string_view t) {
+  if (t.empty()) return false;
+  for (char c : t)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return !(t.front() >= '0' && t.front() <= '9');
+}
+
+std::optional<TestsHalf> half(const std::vector<std::string_view>& t, size_t at) {
+  auto time = number(t[at]), alg = number(t[at + 1]), bus = number(t[at + 2]);
+  if (!time || !alg || !bus) return std::nullopt;
+  TestsHalf h;
+  h.time_us = *time;
+  h.algbw_GBps = *alg;
+  h.busbw_GBps = *bus;
+  h.wrong_raw = std::string(t[at + 3]);
+  if (t[at + 3] != "N/A") {
+    h.wrong = number(t[at + 3]);
+    if (!h.wrong) return std::nullopt;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, bool* partial) {
+  if (partial) *partial = false;
+  const auto t = tokens(line);
+  if (t.size() < 3) return std::nullopt;
+  auto size = unsigned_number(t[0]);
+  auto count = unsigned_number(t[1]);
+  if (!size || !count || !is_word(t[2])) return std::nullopt;
+  // The columns between type and time: 0 (oldest), 1 (redop or root) or 2 (redop and root).
+  size_t extra = 0;
+  if (has_redop || has_root) {
+    extra = (has_redop.value_or(false) ? 1 : 0) + (has_root.value_or(false) ? 1 : 0);
+  } else if (t.size() >= 11) {
+    extra = t.size() - 11;
+  }
+  const size_t needed = 3 + extra + 8;
+  if (t.size() < needed || extra > 2) {
+    if (partial) *partial = true;
+    return std::nullopt;
+  }
+  TestsRow row;
+  row.size = *size;
+  row.count = *count;
+  row.type = std::string(t[2]);
+  size_t at = 3;
+  if (extra == 2 || (extra == 1 && (has_redop.value_or(false) || (!has_root && !number(t[3]))))) row.redop = std::string(t[at++]);
+  if (at < 3 + extra) {
+    auto root = number(t[at++]);
+    if (root) row.root = static_cast<int>(*root);
+  }
+  auto oop = half(t, at), ip = half(t, at + 4);
+  if (!oop || !ip) {
+    if (partial) *partial = true;
+    return std::nullopt;
+  }
+  row.out_of_place = *oop;
+  row.in_place = *ip;
+  return row;
+}
+
+TestsTable& TestsTableParser::ensure() {
+  if (!table_) {
+    table_.emplace();
+    table_->test = test_;
+    table_->wrong_column = wrong_column_;
+  }
+  return *table_;
+}
+
+void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
+  std::string_view s = trim(line);
+  if (s.empty()) return;
+  // The command line names the test: "./build/all_reduce_perf -b 8 -e 8G -g 8".
+  if (auto p = s.find("_perf"); p != std::string_view::npos && test_.empty()) {
+    size_t start = s.rfind('/', p);
+    start = start == std::string_view::npos ? s.rfind(' ', p) : start;
+    start = start == std::string_view::npos ? 0 : start + 1;
+    test_ = std::string(s.substr(start, p + 5 - start));
+    if (auto g = s.find(" -g "); g != std::string_view::npos) {
+      std::string_view rest = s.substr(g + 4);
+      gpus_per_process_ = to_int(rest.substr(0, rest.find(' ')));
+    }
+    if (table_) table_->test = test_;
+  }
+  const bool comment = s.front() == '#';
+  std::string_view body = comment ? trim(s.substr(1)) : s;
+  if (starts_with(body, "Rank ")) {  // "#  Rank  3 Group  0 Pid ... on host device 3 [0x..] name"
+    std::string_view rest = trim(body.substr(5));
+    if (auto r = to_int(rest.substr(0, rest.find(' ')))) {
+      ranks_.insert(*r);
+      if (table_) table_->nranks = static_cast<int>(ranks_.size());
+    }
+    return;
+  }
+  if (starts_with(body, "size ") || starts_with(body, "size\t")) {  // the column header
+    const auto words = tokens(body);
+    has_redop_ = std::find(words.begin(), words.end(), "redop") != words.end();
+    has_root_ = std::find(words.begin(), words.end(), "root") != words.end();
+    wrong_column_ = std::find(words.begin(), words.end(), "#wrong") != words.end() ? "#wrong" : "error";
+    if (table_) table_->wrong_column = wrong_column_;
+    return;
+  }
+  if (starts_with(body, "Out of bounds values")) {
+    const size_t colon = body.find(':');
+    if (colon != std::string_view::npos) {
+      std::string_view v = trim(body.substr(colon + 1));
+      ensure().out_of_bounds = to_int(v.substr(0, v.find(' ')));
+    }
+    return;
+  }
+  if (starts_with(body, "Avg bus bandwidth")) {
+    const size_t colon = body.find(':');
+    if (colon != std::string_view::npos) ensure().avg_bus_bandwidth_GBps = number(trim(body.substr(colon + 1)));
+    return;
+  }
+  if (comment) return;
+  bool partial = false;
+  auto row = parse_tests_row(s, has_redop_, has_root_, &partial);
+  if (row) {
+    row->file = file_;
+    row->line_no = line_no;
+    auto& table = ensure();
+    if (table.wrong_column.empty()) table.wrong_column = (row->out_of_place.wrong_raw.find('e') != std::string::npos) ? "error" : "#wrong";
+    table.rows.push_back(std::move(*row));
+    if (!table.nranks) {
+      if (!ranks_.empty()) table.nranks = static_cast<int>(ranks_.size());
+      else if (gpus_per_process_) table.nranks = gpus_per_process_;
+    }
+  } else if (partial) {
+    ensure().partial_row_lines.push_back(line_no);
+  }
+}
+
+}  // namespace fabricproof::nccl

@@ -1,0 +1,39 @@
+#pragma once
+// The result table nccl-tests prints (all_reduce_perf and friends): rows of size, count, type,
+// [redop], [root], then time, algbw, busbw and #wrong (or the old "error") for out-of-place and
+// in-place; "# Out of bounds values" and "# Avg bus bandwidth". Old and new layouts, '#' or not.
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "nccl_log/model.hpp"
+
+namespace fabricproof::nccl {
+
+class TestsTableParser {
+ public:
+  void begin_file(std::string name) { file_ = std::move(name); }
+  void add_line(std::string_view line, uint64_t line_no);
+  // Null until a row or a summary line was seen.
+  const std::optional<TestsTable>& table() const { return table_; }
+  // Ranks listed under "# Using devices" ("#  Rank  3 Group  0 Pid ... on host device 3").
+  const std::set<int>& ranks() const { return ranks_; }
+
+ private:
+  TestsTable& ensure();
+  std::string file_;
+  std::optional<TestsTable> table_;
+  std::set<int> ranks_;
+  std::optional<bool> has_redop_;  // from the header line, when one was seen
+  std::optional<bool> has_root_;
+  std::string wrong_column_;
+  std::string test_;
+  std::optional<int> gpus_per_process_;
+};
+
+// Parses one data row; nullopt when the line is not a (complete) row. Sets *partial when the line
+// starts like a row but is cut short.
+std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, bool* partial);
+
+}  // namespace fabricproof::nccl

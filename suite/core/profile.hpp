@@ -51,10 +51,10 @@ struct Profile {
     bool absolute_bw = true;      // judge bandwidth against the port rate (off in the lab)
     double bw_pass_ratio = 0.9;   // of the slower port's rate
     double bw_fail_ratio = 0.8;
-    double outlier_ratio = 0.8;   // of the best pair of the same test in the matrix
+    double outlier_ratio = 0.8;   // of the typical (median) pair of the same test in the matrix
     std::optional<double> latency_usec_infiniband;
     std::optional<double> latency_usec_ethernet;
-    double latency_outlier_factor = 2.0;  // x the best pair's typical latency
+    double latency_outlier_factor = 2.0;  // x the median pair's p50 latency
   } verbs;
 
   bool includes_device(std::string_view device) const;

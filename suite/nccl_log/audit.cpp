@@ -89,7 +89,8 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
   });
   if (facts.net.ib_no_device || facts.net.ib_disabled == true) {
     const bool matters = facts.multi_node != false && no_rdma_net;
-    out.push_back({"nccl_rdma_device", "log", matters ? Verdict::fail : Verdict::warn,
+    const std::string where = facts.net.ib_no_device_hosts.empty() ? std::string("log") : fmt::format("{}", fmt::join(facts.net.ib_no_device_hosts, ", "));
+    out.push_back({"nccl_rdma_device", where, matters ? Verdict::fail : Verdict::warn,
                    facts.net.ib_no_device ? "NET/IB : No device found" : "NCCL_IB_DISABLE set",
                    "NCCL finds the RDMA devices", "NCCL sees a usable RDMA device (NET/IB)",
                    "NCCL found no usable IB/RoCE device: check /dev/infiniband and ibv_devices where the ranks run, the provider "

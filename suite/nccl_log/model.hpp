@@ -49,12 +49,14 @@ struct NetworkFacts {
   std::vector<std::string> socket_interfaces; // "eth0:10.0.0.34" (NET/Socket lines)
   std::vector<std::string> oob_interfaces;
   bool ib_no_device = false;                  // "NET/IB : No device found."
+  std::vector<std::string> ib_no_device_hosts;
   std::optional<bool> ib_disabled;            // "NCCL_IB_DISABLE set by environment to N"
   std::vector<std::string> gdr;               // GPU Direct RDMA lines, verbatim
   std::vector<std::string> plugin;            // NET/Plugin lines
   bool nvls = false;                          // NVLS multicast available / NVLS tree connected
 };
-FABRICPROOF_JSON(NetworkFacts, selected, ib_devices, socket_interfaces, oob_interfaces, ib_no_device, ib_disabled, gdr, plugin, nvls)
+FABRICPROOF_JSON(NetworkFacts, selected, ib_devices, socket_interfaces, oob_interfaces, ib_no_device, ib_no_device_hosts, ib_disabled,
+                 gdr, plugin, nvls)
 
 struct Warning {
   std::string message;
@@ -115,9 +117,10 @@ struct LogFacts {
   uint64_t lines = 0;
   uint64_t info_lines = 0;
   uint64_t warn_lines = 0;
+  uint64_t truncated_lines = 0;    // a file's last line without its newline: cut, not parsed as a connection
   std::optional<TestsTable> nccl_tests;
 };
 FABRICPROOF_JSON(LogFacts, version, processes, connections, net, warnings, ranks, hosts, nranks, multi_node, socket_fallback,
-                 net_socket_used, lines, info_lines, warn_lines, nccl_tests)
+                 net_socket_used, lines, info_lines, warn_lines, truncated_lines, nccl_tests)
 
 }  // namespace fabricproof::nccl

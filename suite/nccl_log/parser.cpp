@@ -130,7 +130,10 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
     p.cuda_dev = seg.cuda_dev;
     p.file = file_;
     facts_.processes.push_back(p);
-    if (seg.has_host && !seg.host.empty()) facts_.hosts.insert(std::string(seg.host));
+    if (seg.has_host && !seg.host.empty()) {
+      facts_.hosts.insert(std::string(seg.host));
+      known_hosts_.insert(std::string(seg.host));
+    }
   }
   if (prefix_rank && !facts_.processes[it->second].launcher_rank) facts_.processes[it->second].launcher_rank = prefix_rank;
   return it->second;
@@ -172,6 +175,10 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
     explicit_direction = true;
   }
   if (!take(s, " via ")) return false;  // GRAPH "Ring 00 : 7 -> 0 -> 1", truncated "[sen"
+  if (!complete_) {  // "via P2P/I": the transport itself may be cut
+    ++facts_.truncated_lines;
+    return true;
+  }
   std::string_view transport = trim(s);
   // A vendor fork appends " comm 0x... nRanks N" after the transport (052).
   if (auto suffix = transport.find(" comm 0x"); suffix != std::string_view::npos) transport = trim(transport.substr(0, suffix));
@@ -213,7 +220,7 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   return true;
 }
 
-void Parser::parse_network(std::string_view m) {
+void Parser::parse_network(std::string_view m, std::string_view host) {
   auto& net = facts_.net;
   if (take(m, "Using network ")) {
     add_unique(net.selected, std::string(trim(m)));
@@ -221,6 +228,7 @@ void Parser::parse_network(std::string_view m) {
     add_unique(net.selected, std::string(trim(m)));
   } else if (starts_with(m, "NET/IB : No device found")) {
     net.ib_no_device = true;
+    if (!host.empty()) add_unique(net.ib_no_device_hosts, std::string(host));
   } else if (starts_with(m, "NET/IB : Using [") || starts_with(m, "NET/IB: [")) {
     const size_t oob = m.find("OOB ");
     for (auto& d : bracket_items(m.substr(0, oob))) add_unique(net.ib_devices, d);
@@ -242,7 +250,7 @@ void Parser::parse_network(std::string_view m) {
   }
 }
 
-void Parser::handle(const Segment& seg, size_t process, std::string_view raw) {
+void Parser::handle(const Segment& seg, size_t process) {
   const std::string_view m = seg.message;
   if (seg.level == Level::warn) {
     ++facts_.warn_lines;
@@ -258,7 +266,6 @@ void Parser::handle(const Segment& seg, size_t process, std::string_view raw) {
     return;
   }
   ++facts_.info_lines;
-  (void)raw;
   if (starts_with(m, "NCCL version ")) {
     std::string_view v = m.substr(13);
     v = v.substr(0, v.find(' '));
@@ -291,16 +298,30 @@ void Parser::handle(const Segment& seg, size_t process, std::string_view raw) {
     }
     return;
   }
-  parse_network(m);
+  parse_network(m, seg.host);
 }
 
-void Parser::add_line(std::string_view line) {
+void Parser::add_line(std::string_view line, bool complete) {
   ++line_no_;
   ++facts_.lines;
+  complete_ = complete;
   if (line.size() > kMaxLine) line = line.substr(0, kMaxLine);
+  // Coloured terminal output: drop ANSI escape sequences ("\x1b[31m") before reading headers.
+  if (std::memchr(line.data(), '\x1b', line.size())) {
+    clean_.clear();
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
+        i += 2;
+        while (i < line.size() && !((line[i] >= '@' && line[i] <= '~'))) ++i;
+        continue;
+      }
+      clean_ += line[i];
+    }
+    line = clean_;
+  }
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
   tests_.add_line(line, line_no_);
-  const auto segments = split_segments(line);
+  const auto segments = split_segments(line, known_hosts_);
   // The environment of the launch line: "-x NCCL_IB_DISABLE=1", "NCCL_IB_DISABLE=1 ./all_reduce_perf".
   if (auto p = line.find("NCCL_IB_DISABLE="); p != std::string_view::npos && segments.empty())
     facts_.net.ib_disabled = line.substr(p + 16, 1) != "0";
@@ -321,7 +342,7 @@ void Parser::add_line(std::string_view line) {
   for (size_t i = 0; i < segments.size(); ++i) {
     const auto& seg = segments[i];
     const size_t process = process_for(seg, i == 0 ? prefix_rank : std::nullopt);
-    handle(seg, process, line);
+    handle(seg, process);
   }
 }
 
@@ -351,7 +372,7 @@ void Parser::add_stream(std::istream& in) {
     }
   }
   if (!carry_.empty()) {
-    add_line(carry_);
+    add_line(carry_, false);
     carry_.clear();
   }
 }
@@ -435,7 +456,7 @@ LogFacts parse_text(std::string_view text, const ParseOptions& options) {
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) {
-      if (start < text.size()) parser.add_line(text.substr(start));
+      if (start < text.size()) parser.add_line(text.substr(start), false);
       break;
     }
     parser.add_line(text.substr(start, end - start));

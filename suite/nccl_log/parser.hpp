@@ -26,8 +26,9 @@ class Parser {
   explicit Parser(ParseOptions options = {});
   // Starts a new input (one rank's NCCL_DEBUG_FILE, or one combined log); line numbers restart.
   void begin_file(std::string name);
-  // One physical line, without its newline.
-  void add_line(std::string_view line);
+  // One physical line, without its newline. `complete` is false for a file's last line that had
+  // no newline: the writer was cut off, so a connection on it is not trusted.
+  void add_line(std::string_view line, bool complete = true);
   // Reads a whole stream in large blocks, splitting lines itself (bounded line length).
   void add_stream(std::istream& in);
   LogFacts finish();
@@ -43,9 +44,9 @@ class Parser {
   using ConnectionKey = std::tuple<int, int, int, int, std::string, std::string>;  // rank, peer, channel, conn, direction, transport
 
   size_t process_for(const Segment& seg, std::optional<int> prefix_rank);
-  void handle(const Segment& seg, size_t process, std::string_view raw_line);
+  void handle(const Segment& seg, size_t process);
   bool parse_connection(std::string_view message, size_t process);
-  void parse_network(std::string_view message);
+  void parse_network(std::string_view message, std::string_view host);
   void note_rank(size_t process, int rank);
 
   ParseOptions options_;
@@ -60,6 +61,9 @@ class Parser {
   bool libibverbs_missing_ = false;  // "Failed to open libibverbs.so": NCCL cannot use IB/RoCE
   TestsTableParser tests_;
   std::string carry_;  // add_stream: a line split across reads
+  std::string clean_;  // add_line: the line without ANSI colour codes
+  KnownHosts known_hosts_;
+  bool complete_ = true;
 };
 
 // Convenience: parse files (one per rank or combined); "-" is standard input.

@@ -120,14 +120,24 @@ std::string_view trim(std::string_view s) {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-std::vector<Segment> split_segments(std::string_view line) {
+std::vector<Segment> split_segments(std::string_view line, const KnownHosts& known_hosts) {
   std::vector<Segment> segments;
   const auto anchors = find_anchors(line);
   std::vector<size_t> header_starts;
   for (const auto& a : anchors) {
     Segment seg;
     seg.level = a.level;
-    header_starts.push_back(read_header(line, a.at, a.level, seg));
+    size_t start = read_header(line, a.at, a.level, seg);
+    if (seg.has_host && !seg.host.empty() && !known_hosts.empty() && !known_hosts.count(seg.host)) {
+      for (size_t k = 1; k < seg.host.size(); ++k) {
+        if (known_hosts.count(seg.host.substr(k))) {  // the head belongs to the previous message
+          seg.host.remove_prefix(k);
+          start += k;
+          break;
+        }
+      }
+    }
+    header_starts.push_back(start);
     segments.push_back(seg);
   }
   for (size_t i = 0; i < anchors.size(); ++i) {

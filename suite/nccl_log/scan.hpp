@@ -4,6 +4,8 @@
 // anchor, and the launcher prefix in front of it.
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,8 +26,12 @@ struct Segment {
   std::string_view message;     // after "NCCL INFO " up to the next segment
 };
 
-// Splits a line into its NCCL segments (empty when the line has no anchor).
-std::vector<Segment> split_segments(std::string_view line);
+using KnownHosts = std::set<std::string, std::less<>>;
+
+// Splits a line into its NCCL segments (empty when the line has no anchor). A header glued to the
+// previous message ("via P2P/IPC/readgpu-b07:901:915 [0] NCCL INFO") is told apart with the hosts
+// seen in clean headers so far.
+std::vector<Segment> split_segments(std::string_view line, const KnownHosts& known_hosts);
 
 // The rank a launcher put in front of the line: Open MPI --tag-output "[1,N]<stdout>:", PyTorch
 // "[rankN]:", a bare "[N] " tag before the header, srun -l "N: ".

@@ -1,0 +1,160 @@
+// The parser and the audit on the project's own fixtures (tests/fixtures/nccl): launcher prefixes
+// (srun -l, torchrun + Python logging, Open MPI tag-output), one file per rank with a mixed
+// fallback, CRLF, ANSI colours, non-UTF-8 junk, glued and duplicated lines, lines out of order, a
+// truncated last line, and an nccl-tests table with INFO lines inside it.
+#include <gtest/gtest.h>
+
+#include "facts.hpp"
+#include "nccl_log/audit.hpp"
+#include "nccl_log/parser.hpp"
+#include "paths.hpp"
+
+namespace fabricproof {
+namespace {
+
+std::string fixture(const std::string& name) { return test::fixture("nccl/" + name).string(); }
+
+const nccl::Connection* find(const nccl::LogFacts& f, int rank, int peer, int channel) {
+  for (const auto& c : f.connections)
+    if (c.rank == rank && c.peer == peer && c.channel == channel) return &c;
+  return nullptr;
+}
+
+TEST(NcclFixtures, SrunTwoNodesOverInfinibandWithGpuDirect) {
+  const auto f = nccl::parse_files({fixture("srun-2node-ib-gdrdma.log")});
+  EXPECT_EQ(f.version, "2.21.5+cuda12.4");
+  EXPECT_EQ(f.ranks, (std::set<int>{0, 1}));
+  EXPECT_EQ(f.hosts, (std::set<std::string>{"gpu-a01", "gpu-a02"}));
+  EXPECT_EQ(f.multi_node, true);
+  EXPECT_EQ(f.nranks, 2);
+  ASSERT_EQ(f.connections.size(), 8u);
+  for (const auto& c : f.connections) {
+    EXPECT_EQ(c.transport, "NET/IB/0/GDRDMA");
+    EXPECT_EQ(c.inter_node, true);
+    EXPECT_TRUE(c.direction_explicit);
+  }
+  const auto* recv = find(f, 0, 1, 0);
+  ASSERT_TRUE(recv);
+  EXPECT_EQ(f.socket_fallback, false);
+  EXPECT_EQ(f.net.selected, std::vector<std::string>{"IB"});
+  EXPECT_EQ(f.net.ib_devices, std::vector<std::string>{"mlx5_0:1/IB"});
+  const auto findings = nccl::audit(f, {true});
+  EXPECT_EQ(worst_verdict(findings), Verdict::pass);
+  EXPECT_TRUE(test::with_id(findings, "nccl_gdr").empty());
+  EXPECT_EQ(test::with_id(findings, "nccl_socket_fallback").at(0).verdict, Verdict::pass);
+}
+
+TEST(NcclFixtures, OneFilePerRankWithOneRankFallenBackToSockets) {
+  const std::string dir = "mixed-fallback-per-rank/";
+  const auto f = nccl::parse_files({fixture(dir + "nccl.node1.4101.log"), fixture(dir + "nccl.node1.4102.log"),
+                                    fixture(dir + "nccl.node2.5201.log"), fixture(dir + "nccl.node2.5202.log")});
+  EXPECT_EQ(f.ranks, (std::set<int>{0, 1, 2, 3}));
+  EXPECT_EQ(f.multi_node, true);
+  EXPECT_EQ(f.socket_fallback, true);
+  EXPECT_EQ(find(f, 0, 1, 0)->inter_node, false) << "P2P inside node1";
+  EXPECT_EQ(find(f, 1, 2, 0)->inter_node, true);
+  EXPECT_EQ(find(f, 3, 0, 1)->transport, "NET/Socket/0");
+  EXPECT_EQ(find(f, 3, 0, 1)->host, "node2");
+  EXPECT_EQ(find(f, 3, 0, 1)->peer_host, "node1");
+  EXPECT_EQ(find(f, 3, 0, 1)->file, fixture(dir + "nccl.node2.5202.log"));
+  const auto findings = nccl::audit(f);
+  const auto fallback = test::with_id(findings, "nccl_socket_fallback");
+  ASSERT_EQ(fallback.size(), 2u) << "rank 3's sends and rank 0's receives";
+  EXPECT_EQ(fallback[0].verdict, Verdict::fail);
+  EXPECT_EQ(fallback[0].subject, "rank 0 (node1) <- rank 3 (node2)");
+  EXPECT_EQ(fallback[1].subject, "rank 3 (node2) -> rank 0 (node1)");
+  EXPECT_EQ(fallback[1].measured["channels"], nlohmann::json({0, 1}));
+  const auto device = test::with_id(findings, "nccl_rdma_device");
+  ASSERT_EQ(device.size(), 1u);
+  EXPECT_EQ(device[0].subject, "node2");
+  EXPECT_EQ(exit_code_for(worst_verdict(findings)), 1);
+}
+
+TEST(NcclFixtures, CrlfColoursJunkGluedDuplicatedAndTruncatedLines) {
+  const auto f = nccl::parse_files({fixture("crlf-junk-nonutf8.log")});
+  EXPECT_EQ(f.hosts, std::set<std::string>{"gpu-b07"}) << "colour codes must not leak into host names";
+  EXPECT_EQ(f.ranks, (std::set<int>{0, 1}));
+  ASSERT_EQ(f.connections.size(), 4u);
+  const auto* dup = find(f, 0, 1, 0);
+  ASSERT_TRUE(dup);
+  EXPECT_EQ(dup->count, 2u);
+  EXPECT_EQ(dup->line_no, 4u);
+  EXPECT_EQ(dup->transport, "P2P/IPC/read") << "no trailing CR";
+  ASSERT_TRUE(find(f, 1, 0, 0));
+  EXPECT_EQ(find(f, 1, 0, 0)->transport, "P2P/IPC/read") << "cut where the glued header starts";
+  ASSERT_TRUE(find(f, 0, 1, 1));
+  EXPECT_EQ(find(f, 0, 1, 1)->line_no, 6u);
+  EXPECT_FALSE(find(f, 1, 0, 2)) << "the last line has no newline: it was cut ('via P2P/I')";
+  EXPECT_EQ(f.truncated_lines, 1u);
+  EXPECT_EQ(f.net.ib_disabled, false);
+  EXPECT_EQ(f.socket_fallback, std::nullopt) << "one host, no node count: undecidable";
+}
+
+TEST(NcclFixtures, TorchrunPrefixFqdnHostsAndLinesOutOfOrder) {
+  const auto f = nccl::parse_files({fixture("torchrun-renamed-hosts-out-of-order.log")});
+  EXPECT_EQ(f.version, "2.26.2+cuda12.8");
+  EXPECT_EQ(f.hosts, (std::set<std::string>{"gpu-a01.cluster.example.com", "gpu-a02.cluster.example.com"}));
+  EXPECT_EQ(f.ranks, (std::set<int>{0, 1}));
+  ASSERT_EQ(f.connections.size(), 4u);
+  for (const auto& c : f.connections) EXPECT_EQ(c.inter_node, true) << "the hosts come from lines after the connections";
+  EXPECT_EQ(f.socket_fallback, false);
+  ASSERT_FALSE(f.processes.empty());
+  EXPECT_EQ(f.processes[0].launcher_rank, 1);
+}
+
+TEST(NcclFixtures, InitOnlyLogIsAnErrorNotAPass) {
+  const auto f = nccl::parse_files({fixture("init-only-no-transport.log")});
+  EXPECT_EQ(f.version, "2.18.5+cuda12.2");
+  EXPECT_EQ(f.ranks, (std::set<int>{0, 1})) << "Open MPI tag-output ranks";
+  EXPECT_TRUE(f.connections.empty());
+  const auto findings = nccl::audit(f);
+  const auto lines = test::with_id(findings, "nccl_transport_lines");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].verdict, Verdict::error);
+  EXPECT_NE(lines[0].hint.find("NCCL_DEBUG=INFO"), std::string::npos);
+  EXPECT_NE(lines[0].hint.find("NCCL_DEBUG_SUBSYS=INIT,NET"), std::string::npos);
+  EXPECT_EQ(test::with_id(findings, "nccl_socket_fallback").at(0).verdict, Verdict::skip);
+  EXPECT_EQ(exit_code_for(worst_verdict(findings)), 2);
+}
+
+TEST(NcclFixtures, NcclTestsTableWithInfoLinesInside) {
+  const auto f = nccl::parse_files({fixture("nccl-tests-allreduce.log")});
+  ASSERT_TRUE(f.nccl_tests);
+  const auto& t = *f.nccl_tests;
+  EXPECT_EQ(t.nranks, 2);
+  EXPECT_EQ(t.wrong_column, "#wrong");
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.rows[2].size, 1048576u);
+  EXPECT_EQ(t.rows[2].redop, "sum");
+  EXPECT_EQ(t.rows[2].root, -1);
+  EXPECT_DOUBLE_EQ(t.rows[2].out_of_place.busbw_GBps, 18.04);
+  EXPECT_EQ(t.rows[2].in_place.wrong, std::nullopt);
+  EXPECT_EQ(t.rows[2].in_place.wrong_raw, "N/A");
+  EXPECT_EQ(t.avg_bus_bandwidth_GBps, 6.07833);
+  EXPECT_EQ(t.out_of_bounds, 0);
+  EXPECT_EQ(f.ranks, (std::set<int>{0, 1}));
+}
+
+TEST(NcclParser, HandWrittenLinesOfEveryEra) {
+  const auto f = nccl::parse_text(
+      "h:1:2 [0] NCCL INFO Ring 00 : 3[3] -> 1[1] via P2P/IPC\n"                          // 2.3/2.4, cudaDev brackets
+      "h:1:2 [0] NCCL INFO Ring 00 : 6 -> 2 [receive] via NET/IB/0\n"                      // 2.4 NET, no device ids
+      "h:1:2 [0] NCCL INFO Ring 01 : 2[0] -> 3[0] via direct shared memory\n"              // 2.4 SHM
+      "h:1:2 [0] NCCL INFO Channel 07/0 : 0[0] -> 15[7] [send] via NET/IBext_v8/0(7)/GDRDMA\n"  // PXN
+      "h:1:2 [0] NCCL INFO CollNet 05/0 : 5 [receive] via COLLNET/SHARP/5/GDRDMA\n"
+      "h:1:2 [0] NCCL INFO Channel 00/0 : 16[17000] -> 18[21000] via P2P/IPC comm 0x5609976f9470 nRanks 32\n"
+      "h:1:2 [0] NCCL INFO Ring 00 : 7 -> 0 -> 1\n"                                        // GRAPH, not a connection
+      "h:1:2 [0] NCCL INFO New proxy send connection 0 from local rank 0, transport 0\n"
+      "h:1:2 [0] NCCL INFO Channel 15/0 : 7[c3000] -> 15[c3000] [sen\n");
+  ASSERT_EQ(f.connections.size(), 6u);
+  EXPECT_EQ(f.connections[1].rank, 2) << "a receive line is printed by the right-hand rank";
+  EXPECT_EQ(f.connections[1].peer, 6);
+  EXPECT_EQ(f.connections[2].transport_class, "SHM");
+  EXPECT_EQ(f.connections[3].proxy_rank, 7);
+  EXPECT_EQ(f.connections[4].peer, std::nullopt);
+  EXPECT_EQ(f.connections[4].transport_class, "COLLNET");
+  EXPECT_EQ(f.connections[5].transport, "P2P/IPC");
+}
+
+}  // namespace
+}  // namespace fabricproof

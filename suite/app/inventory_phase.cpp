@@ -71,7 +71,7 @@ NodeFacts probe_this_rank(const RunOptions& options, const mpi::Session& session
 ClusterFacts gather_inventory(const RunOptions& options, const mpi::Session& session) {
   const auto deadline = mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
   const NodeFacts mine = probe_this_rank(options, session);
-  const auto gathered = mpi::gather_to_root(session, nlohmann::json(mine).dump(), deadline);
+  const auto gathered = mpi::gather_to_root(session, json_text(nlohmann::json(mine)), deadline);
   std::vector<std::optional<NodeFacts>> per_rank(gathered.size());
   std::vector<int> silent;
   std::vector<ProbeError> garbled;

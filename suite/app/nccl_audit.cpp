@@ -16,7 +16,8 @@ int nccl_audit(const AuditOptionsCli& options) {
     return 2;
   }
   const auto findings = nccl::audit(facts, nccl::AuditOptions{options.expect_gdr});
-  if (options.json) std::cout << nccl::audit_json(facts, findings).dump(2) << "\n";
+  // Logs carry arbitrary bytes: invalid UTF-8 is replaced, never a reason to fail the audit.
+  if (options.json) std::cout << json_text(nccl::audit_json(facts, findings), 2) << "\n";
   else std::cout << nccl::audit_table(facts, findings);
   return exit_code_for(worst_verdict(findings));
 }

@@ -12,6 +12,8 @@
 #include "core/inventory_rules.hpp"
 #include "core/profile.hpp"
 #include "report/markdown.hpp"
+#include "nccl_log/audit.hpp"
+#include "nccl_log/parser.hpp"
 #include "report/report.hpp"
 #if FABRICPROOF_HAVE_VERBS
 #include "app/verbs_phase.hpp"
@@ -47,7 +49,8 @@ void say(const RunState& s, const std::string& line) {
 std::string write_report(const std::string& out_dir, Report& report) {
   report.finished_at = utc_timestamp();
   report.verdict = report.overall();
-  std::string error = write_file_atomic((fs::path(out_dir) / "report.json").string(), nlohmann::json(report).dump(2) + "\n");
+  const std::string json = json_text(nlohmann::json(report), 2);
+  std::string error = write_file_atomic((fs::path(out_dir) / "report.json").string(), json + "\n");
   if (error.empty()) error = write_file_atomic((fs::path(out_dir) / "report.md").string(), render_markdown(report));
   return error;
 }
@@ -105,6 +108,22 @@ void run_verbs(RunState& s, PhaseRecord& record) {
 #endif
 }
 
+// Rank 0 reads the logs; the job spans nodes when the inventory found several.
+void run_nccl_audit(RunState& s, PhaseRecord& record) {
+  if (!s.session.is_root()) return;
+  nccl::ParseOptions parse;
+  parse.multi_node = s.cluster.nodes.size() > 1;
+  const auto facts = nccl::parse_files(s.options.nccl_logs, parse);
+  const bool gpudirect = std::any_of(s.cluster.nodes.begin(), s.cluster.nodes.end(), [](const NodeFacts& n) { return !n.gpus.empty(); });
+  const auto findings = nccl::audit(facts, nccl::AuditOptions{gpudirect});
+  s.report.sections["nccl_audit"] = nccl::audit_json(facts, findings);
+  s.report.findings.insert(s.report.findings.end(), findings.begin(), findings.end());
+  record.verdict = worst_verdict(findings);
+  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
+  record.reason = fmt::format("{} log file(s), {} connection(s), socket fallback: {}", s.options.nccl_logs.size(), facts.connections.size(),
+                              facts.socket_fallback ? (*facts.socket_fallback ? "yes" : "no") : "undecidable");
+}
+
 std::vector<Phase> phases() {
   return {
       {"verbs", fabric_skip_reason, run_verbs},
@@ -117,7 +136,14 @@ std::vector<Phase> phases() {
        },
        nullptr},
       {"collectives", [](const RunState&) { return std::string("the collective sweeps are not part of this build yet (issue 6)"); }, nullptr},
-      {"nccl_audit", [](const RunState&) { return std::string("the NCCL transport audit is not part of this build yet (issue 5)"); }, nullptr},
+      {"nccl_audit",
+       [](const RunState& s) {
+         return s.options.nccl_logs.empty()
+                    ? std::string("no NCCL logs to audit: the collective sweeps that capture them are not part of this build yet (issue 6); "
+                                  "pass --nccl-logs FILE... to audit the logs of your own NCCL runs")
+                    : std::string();
+       },
+       run_nccl_audit},
   };
 }
 
@@ -177,7 +203,7 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
     if (ec) std::cerr << "fabricproof: --out " << options.out_dir << ": " << ec.message() << "\n";
   }
   // Rank 0 shares the profile so that every rank runs the phases with the same thresholds.
-  auto shared = mpi::broadcast_from_root(session, nlohmann::json{{"ok", s.profile_ok}, {"profile", s.profile.effective}}.dump(), deadline_of(options));
+  auto shared = mpi::broadcast_from_root(session, json_text(nlohmann::json{{"ok", s.profile_ok}, {"profile", s.profile.effective}}), deadline_of(options));
   if (!shared) {
     std::cerr << "fabricproof: rank " << session.rank() << ": rank 0 did not send the run plan in time\n";
     return 2;

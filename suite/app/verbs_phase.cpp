@@ -96,7 +96,7 @@ VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, const mpi::Session&
                                   const std::function<void(const VerbsSection&)>& after_round) {
   VerbsPhaseOutcome outcome;
   std::string plan_text;
-  if (session.is_root()) plan_text = json(plan_verbs(cluster, profile, options.verbs)).dump();
+  if (session.is_root()) plan_text = json_text(json(plan_verbs(cluster, profile, options.verbs)));
   auto shared = mpi::broadcast_from_root(session, plan_text, mpi::Clock::now() + std::chrono::seconds(static_cast<long>(options.timeout_s)));
   if (!shared) throw std::runtime_error("the verbs plan did not reach every rank in time");
   const auto plan = json::parse(*shared).get<VerbsPlan>();
@@ -136,7 +136,7 @@ VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, const mpi::Session&
       mine.push_back(r);
     }
     const auto deadline = round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000));
-    const auto gathered = mpi::gather_to_root(session, mine.dump(), deadline);
+    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline);
     // The round barrier: nobody starts the next round while a peer may still be in this one.
     if (!mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30)))
       throw std::runtime_error(fmt::format("rank 0 did not release round {} in time", round + 2));

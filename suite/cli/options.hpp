@@ -19,6 +19,7 @@ struct RunOptions {
   std::string root = "/";      // filesystem root the probe reads (fixture trees in tests)
   bool quiet = false;
   VerbsOptions verbs;
+  std::vector<std::string> nccl_logs;  // NCCL_DEBUG=INFO logs to audit (the nccl_audit phase)
 };
 
 struct AuditOptionsCli {

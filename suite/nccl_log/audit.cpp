@@ -112,7 +112,8 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
   std::map<std::string, std::pair<uint64_t, const Warning*>> warnings;
   for (const auto& w : facts.warnings) {
     auto& entry = warnings[w.message];
-    if (entry.first++ == 0) entry.second = &w;
+    if (entry.first == 0) entry.second = &w;
+    entry.first += w.count;
   }
   for (const auto& [message, entry] : warnings) {
     const Warning& w = *entry.second;
@@ -167,7 +168,7 @@ std::string audit_table(const LogFacts& facts, const std::vector<Finding>& findi
   for (const auto& f : findings)
     if (f.verdict != Verdict::pass)
       out += fmt::format("{:<5} {:<22} {}: {}\n", std::string(to_string(f.verdict)), f.id, f.subject,
-                         f.measured.is_string() ? f.measured.get<std::string>() : f.measured.dump());
+                         f.measured.is_string() ? f.measured.get<std::string>() : json_text(f.measured));
   return out;
 }
 

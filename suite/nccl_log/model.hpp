@@ -64,9 +64,10 @@ struct Warning {
   std::string host;
   std::optional<int> rank;
   std::string file;
-  uint64_t line_no = 0;
+  uint64_t line_no = 0;  // first occurrence
+  uint64_t count = 1;    // identical warnings (message, location, host) folded into this one
 };
-FABRICPROOF_JSON(Warning, message, location, host, rank, file, line_no)
+FABRICPROOF_JSON(Warning, message, location, host, rank, file, line_no, count)
 
 // One row of an nccl-tests result table (all_reduce_perf, ...), out-of-place and in-place.
 struct TestsHalf {
@@ -95,12 +96,16 @@ struct TestsTable {
   std::string test;               // "all_reduce_perf" when the command line or header says so
   std::optional<int> nranks;
   std::string wrong_column;       // "#wrong" or "error"
-  std::vector<TestsRow> rows;
+  std::vector<TestsRow> rows;            // the first kMaxTestsRows rows; the rest are counted
+  uint64_t rows_dropped = 0;
   std::vector<uint64_t> partial_row_lines;
   std::optional<double> avg_bus_bandwidth_GBps;
   std::optional<int> out_of_bounds;
 };
-FABRICPROOF_JSON(TestsTable, test, nranks, wrong_column, rows, partial_row_lines, avg_bus_bandwidth_GBps, out_of_bounds)
+FABRICPROOF_JSON(TestsTable, test, nranks, wrong_column, rows, rows_dropped, partial_row_lines, avg_bus_bandwidth_GBps, out_of_bounds)
+
+// A log of many repeated runs must not make memory grow with its length.
+inline constexpr size_t kMaxTestsRows = 10000;
 
 struct LogFacts {
   std::optional<std::string> version;

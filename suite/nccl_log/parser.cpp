@@ -4,6 +4,11 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fabricproof::nccl {
 namespace {
@@ -108,6 +113,8 @@ Parser::Parser(ParseOptions options) : options_(options) {}
 
 void Parser::begin_file(std::string name) {
   file_ = std::move(name);
+  ++file_id_;
+  last_process_ = kNone;
   line_no_ = 0;
   tests_.begin_file(file_);
 }
@@ -119,13 +126,21 @@ void Parser::note_rank(size_t process, int rank) {
 
 size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
   if (!seg.has_host && !seg.cuda_dev) return kNone;
-  ProcessKey key{file_, std::string(seg.host), seg.pid.value_or(-1), seg.cuda_dev.value_or(-1)};
   // Without pid the launcher rank is the best identity of a process (stripped headers).
-  if (!seg.pid && prefix_rank) key.pid = -2 - *prefix_rank;
-  auto [it, inserted] = process_index_.emplace(key, facts_.processes.size());
+  const int pid = seg.pid ? *seg.pid : (prefix_rank ? -2 - *prefix_rank : -1);
+  if (last_process_ != kNone) {
+    const Process& last = facts_.processes[last_process_];
+    if (last.host == seg.host && last.pid.value_or(-1) == seg.pid.value_or(-1) && last.cuda_dev.value_or(-1) == seg.cuda_dev.value_or(-1) &&
+        last.file == file_ && (seg.pid || !prefix_rank || last.launcher_rank == prefix_rank))
+      return last_process_;
+  }
+  process_key_ = process_key(file_id_, pid, seg.cuda_dev.value_or(-1), seg.host);
+  auto it = process_index_.find(process_key_);
+  const bool inserted = it == process_index_.end();
   if (inserted) {
+    it = process_index_.emplace(process_key_, facts_.processes.size()).first;
     Process p;
-    p.host = key.host;
+    p.host = std::string(seg.host);
     p.pid = seg.pid;
     p.cuda_dev = seg.cuda_dev;
     p.file = file_;
@@ -136,6 +151,7 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
     }
   }
   if (prefix_rank && !facts_.processes[it->second].launcher_rank) facts_.processes[it->second].launcher_rank = prefix_rank;
+  last_process_ = it->second;
   return it->second;
 }
 
@@ -184,22 +200,26 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   if (auto suffix = transport.find(" comm 0x"); suffix != std::string_view::npos) transport = trim(transport.substr(0, suffix));
   if (transport.empty()) return false;
 
+  const bool receive = explicit_direction && direction == "receive";
+  const int rank = collnet ? *left : (receive ? *right : *left);  // "peer -> me [receive]": the receiver prints it
+  const int peer = collnet ? -1 : (receive ? *left : *right);
+  note_rank(process, rank);
+  key_.clear();
+  for (int v : {rank, peer, *channel, conn_index.value_or(-1), receive ? 1 : 0}) key_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  key_.append(transport);  // as connection_key() builds it from a stored Connection
+  if (auto hit = connection_index_.find(key_); hit != connection_index_.end()) {
+    ++facts_.connections[hit->second].count;
+    return true;
+  }
   Connection c;
+  c.rank = rank;
+  if (!collnet) c.peer = peer;
   c.channel = *channel;
   c.conn_index = conn_index;
   c.direction = direction;
   c.direction_explicit = explicit_direction;
   c.transport = std::string(transport);
   c.transport_class = collnet ? "COLLNET" : transport_class(transport);
-  if (collnet) {
-    c.rank = *left;
-  } else if (direction == "receive") {  // "peer -> me [receive]": the receiver prints it
-    c.rank = *right;
-    c.peer = *left;
-  } else {
-    c.rank = *left;
-    c.peer = *right;
-  }
   if (c.transport_class == "NET") {  // PXN: NET/<name>/<dev>(<proxy rank>)
     const size_t open = c.transport.find('(');
     const size_t close = c.transport.find(')', open);
@@ -208,15 +228,8 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   if (process != kNone) c.host = facts_.processes[process].host;
   c.file = file_;
   c.line_no = line_no_;
-  note_rank(process, c.rank);
-  ConnectionKey key{c.rank, c.peer.value_or(-1), c.channel, c.conn_index.value_or(-1), c.direction, c.transport};
-  auto [it, inserted] = connection_index_.emplace(key, facts_.connections.size());
-  if (inserted) {
-    facts_.connections.push_back(std::move(c));
-    connection_process_.push_back(process);
-  } else {
-    ++facts_.connections[it->second].count;
-  }
+  connection_index_.emplace(key_, facts_.connections.size());
+  facts_.connections.push_back(std::move(c));
   return true;
 }
 
@@ -241,17 +254,19 @@ void Parser::parse_network(std::string_view m, std::string_view host) {
     for (auto& i : bracket_items(m)) add_unique(net.socket_interfaces, i);
   } else if (starts_with(m, "NCCL_IB_DISABLE set by environment to ")) {
     net.ib_disabled = m.substr(std::strlen("NCCL_IB_DISABLE set by environment to ")).substr(0, 1) != "0";
-  } else if (m.find("GPU Direct RDMA") != std::string_view::npos || m.find(" GDR ") != std::string_view::npos) {
+  } else if ((starts_with(m, "NET/") && m.find("GPU Direct RDMA") != std::string_view::npos) ||
+             (starts_with(m, "Connected all") && m.find(" GDR ") != std::string_view::npos)) {
     add_unique(net.gdr, std::string(m));
   } else if (starts_with(m, "NET/Plugin") || starts_with(m, "Using non-device net plugin")) {
     add_unique(net.plugin, std::string(m));
-  } else if (m.find("NVLS multicast support is available") != std::string_view::npos || starts_with(m, "Connected NVLS")) {
+  } else if (starts_with(m, "NVLS multicast support is available") || starts_with(m, "Connected NVLS")) {
     net.nvls = true;
   }
 }
 
 void Parser::handle(const Segment& seg, size_t process) {
   const std::string_view m = seg.message;
+  if (m.empty()) return;
   if (seg.level == Level::warn) {
     ++facts_.warn_lines;
     Warning w;
@@ -262,10 +277,28 @@ void Parser::handle(const Segment& seg, size_t process) {
     w.file = file_;
     w.line_no = line_no_;
     if (m.find("Failed to open libibverbs") != std::string_view::npos) libibverbs_missing_ = true;
-    facts_.warnings.push_back(std::move(w));
+    // A retry loop can print one warning millions of times: keep it once, with its count.
+    auto [it, inserted] = warning_index_.emplace(std::make_tuple(w.message, w.location, w.host), facts_.warnings.size());
+    if (inserted) facts_.warnings.push_back(std::move(w));
+    else ++facts_.warnings[it->second].count;
     return;
   }
   ++facts_.info_lines;
+  // Dispatch on the first letter: most INFO lines ("Connected all rings", "threadThresholds",
+  // "Channel 00/02 : 0 1") need one or two comparisons, not the whole list.
+  switch (m.front()) {
+    case 'R':
+    case 'C':
+    case 'T':
+    case 'N':
+    case 'U':
+    case 'c':
+    case 'n':
+    case 'r':
+      break;
+    default:
+      return;
+  }
   if (starts_with(m, "NCCL version ")) {
     std::string_view v = m.substr(13);
     v = v.substr(0, v.find(' '));
@@ -283,7 +316,9 @@ void Parser::handle(const Segment& seg, size_t process) {
   }
   // Communicator lines: "comm 0x... rank R nranks N ...", 2.20+ "nRanks N nNodes M", 2.3's
   // "rank R nranks N". Not "... from local rank 0" (proxy lines).
-  if ((m.find("comm 0x") != std::string_view::npos || starts_with(m, "rank ")) && m.find("local rank") == std::string_view::npos) {
+  // ("comm 0x..." up to 2.20, "ncclCommInitRank comm 0x..." / "ncclCommSplit comm ..." later.)
+  const bool comm_line = starts_with(m, "comm 0x") || starts_with(m, "rank ") || (starts_with(m, "nccl") && m.find(" comm 0x") != std::string_view::npos);
+  if (comm_line && m.find("local rank") == std::string_view::npos) {
     auto rank = starts_with(m, "rank ") ? int_after(m, "rank ") : int_after(m, " rank ");
     auto nranks = int_after(m, " nranks ");
     if (!nranks) nranks = int_after(m, " nRanks ");
@@ -320,12 +355,12 @@ void Parser::add_line(std::string_view line, bool complete) {
     line = clean_;
   }
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
-  tests_.add_line(line, line_no_);
-  const auto segments = split_segments(line, known_hosts_);
-  // The environment of the launch line: "-x NCCL_IB_DISABLE=1", "NCCL_IB_DISABLE=1 ./all_reduce_perf".
-  if (auto p = line.find("NCCL_IB_DISABLE="); p != std::string_view::npos && segments.empty())
-    facts_.net.ib_disabled = line.substr(p + 16, 1) != "0";
+  split_segments(line, known_hosts_, segments_);
+  const auto& segments = segments_;
   if (segments.empty()) {
+    tests_.add_line(line, line_no_);  // nccl-tests output never carries an NCCL header
+    // The environment of the launch line: "-x NCCL_IB_DISABLE=1", "NCCL_IB_DISABLE=1 ./all_reduce_perf".
+    if (auto p = line.find("NCCL_IB_DISABLE="); p != std::string_view::npos) facts_.net.ib_disabled = line.substr(p + 16, 1) != "0";
     // A message whose header went to another line (interleaved output): still a connection.
     const std::string_view orphan = trim(line);
     if ((starts_with(orphan, "Ring ") || starts_with(orphan, "Channel ")) && parse_connection(orphan, kNone)) return;
@@ -346,6 +381,41 @@ void Parser::add_line(std::string_view line, bool complete) {
   }
 }
 
+std::string Parser::process_key(int file_id, int pid, int cuda_dev, std::string_view host) const {
+  std::string key;
+  key.reserve(12 + host.size());
+  for (int v : {file_id, pid, cuda_dev}) key.append(reinterpret_cast<const char*>(&v), sizeof v);
+  key.append(host);
+  return key;
+}
+
+std::string Parser::connection_key(const Connection& c) const {
+  std::string key;
+  const int receive = c.direction_explicit && c.direction == "receive";
+  for (int v : {c.rank, c.peer.value_or(-1), c.channel, c.conn_index.value_or(-1), receive}) key.append(reinterpret_cast<const char*>(&v), sizeof v);
+  key.append(c.transport);
+  return key;
+}
+
+void Parser::feed(std::string_view data) {
+  while (!data.empty()) {
+    const void* nl = std::memchr(data.data(), '\n', data.size());
+    if (!nl) {
+      if (carry_.size() < kMaxLine) carry_.append(data.substr(0, kMaxLine - carry_.size()));
+      return;
+    }
+    const size_t n = static_cast<size_t>(static_cast<const char*>(nl) - data.data());
+    if (carry_.empty()) {
+      add_line(data.substr(0, n));
+    } else {
+      if (carry_.size() < kMaxLine) carry_.append(data.substr(0, std::min(n, kMaxLine - carry_.size())));
+      add_line(carry_);
+      carry_.clear();
+    }
+    data.remove_prefix(n + 1);
+  }
+}
+
 void Parser::add_stream(std::istream& in) {
   std::vector<char> block(1 << 20);
   carry_.clear();
@@ -353,28 +423,85 @@ void Parser::add_stream(std::istream& in) {
     in.read(block.data(), static_cast<std::streamsize>(block.size()));
     const size_t got = static_cast<size_t>(in.gcount());
     if (got == 0) break;
-    std::string_view data(block.data(), got);
-    while (!data.empty()) {
-      const void* nl = std::memchr(data.data(), '\n', data.size());
-      if (!nl) {
-        if (carry_.size() < kMaxLine) carry_.append(data.substr(0, kMaxLine - carry_.size()));
-        break;
-      }
-      const size_t n = static_cast<size_t>(static_cast<const char*>(nl) - data.data());
-      if (carry_.empty()) {
-        add_line(data.substr(0, n));
-      } else {
-        if (carry_.size() < kMaxLine) carry_.append(data.substr(0, std::min(n, kMaxLine - carry_.size())));
-        add_line(carry_);
-        carry_.clear();
-      }
-      data.remove_prefix(n + 1);
-    }
+    feed(std::string_view(block.data(), got));
   }
   if (!carry_.empty()) {
     add_line(carry_, false);
     carry_.clear();
   }
+}
+
+void Parser::add_range(int fd, uint64_t begin, uint64_t end, bool last_chunk) {
+  std::vector<char> block(1 << 20);
+  carry_.clear();
+  for (uint64_t at = begin; at < end;) {
+    const ssize_t got = ::pread(fd, block.data(), static_cast<size_t>(std::min<uint64_t>(block.size(), end - at)), static_cast<off_t>(at));
+    if (got <= 0) break;
+    feed(std::string_view(block.data(), static_cast<size_t>(got)));
+    at += static_cast<uint64_t>(got);
+  }
+  if (!carry_.empty()) {
+    add_line(carry_, !last_chunk);
+    carry_.clear();
+  }
+}
+
+void Parser::merge(Parser&& next) {
+  const uint64_t offset = line_no_;
+  std::vector<size_t> process_map(next.facts_.processes.size());
+  for (size_t i = 0; i < next.facts_.processes.size(); ++i) {
+    auto& p = next.facts_.processes[i];
+    const std::string key = process_key(file_id_, p.pid ? *p.pid : (p.launcher_rank ? -2 - *p.launcher_rank : -1), p.cuda_dev.value_or(-1), p.host);
+    auto [it, inserted] = process_index_.emplace(key, facts_.processes.size());
+    if (inserted) {
+      facts_.processes.push_back(std::move(p));
+    } else {
+      auto& mine = facts_.processes[it->second];
+      for (std::optional<int> Process::*field : {&Process::rank, &Process::launcher_rank, &Process::nranks, &Process::nnodes})
+        if (!(mine.*field)) mine.*field = p.*field;
+    }
+    process_map[i] = it->second;
+  }
+  for (auto& c : next.facts_.connections) {
+    auto [it, inserted] = connection_index_.emplace(connection_key(c), facts_.connections.size());
+    if (inserted) {
+      c.line_no += offset;
+      facts_.connections.push_back(std::move(c));
+    } else {
+      facts_.connections[it->second].count += c.count;
+    }
+  }
+  for (auto& w : next.facts_.warnings) {
+    auto [it, inserted] = warning_index_.emplace(std::make_tuple(w.message, w.location, w.host), facts_.warnings.size());
+    if (inserted) {
+      w.line_no += offset;
+      facts_.warnings.push_back(std::move(w));
+    } else {
+      facts_.warnings[it->second].count += w.count;
+    }
+  }
+  if (!facts_.version) facts_.version = next.facts_.version;
+  facts_.ranks.insert(next.facts_.ranks.begin(), next.facts_.ranks.end());
+  facts_.hosts.insert(next.facts_.hosts.begin(), next.facts_.hosts.end());
+  known_hosts_.insert(next.known_hosts_.begin(), next.known_hosts_.end());
+  if (next.facts_.nranks) facts_.nranks = std::max(facts_.nranks.value_or(0), *next.facts_.nranks);
+  if (next.nnodes_) nnodes_ = std::max(nnodes_.value_or(0), *next.nnodes_);
+  libibverbs_missing_ |= next.libibverbs_missing_;
+  auto& net = facts_.net;
+  const auto& other = next.facts_.net;
+  for (auto [mine, theirs] : {std::pair{&net.selected, &other.selected}, {&net.ib_devices, &other.ib_devices},
+                              {&net.socket_interfaces, &other.socket_interfaces}, {&net.oob_interfaces, &other.oob_interfaces},
+                              {&net.ib_no_device_hosts, &other.ib_no_device_hosts}, {&net.gdr, &other.gdr}, {&net.plugin, &other.plugin}})
+    for (const auto& v : *theirs) add_unique(*mine, v);
+  net.ib_no_device |= other.ib_no_device;
+  net.nvls |= other.nvls;
+  if (other.ib_disabled) net.ib_disabled = other.ib_disabled;
+  facts_.lines += next.facts_.lines;
+  facts_.info_lines += next.facts_.info_lines;
+  facts_.warn_lines += next.facts_.warn_lines;
+  facts_.truncated_lines += next.facts_.truncated_lines;
+  tests_.merge(std::move(next.tests_), offset);
+  line_no_ += next.line_no_;
 }
 
 LogFacts Parser::finish() {
@@ -434,7 +561,36 @@ LogFacts Parser::finish() {
   return out;
 }
 
+namespace {
+
+// Byte offsets that cut a file into `parts` ranges at line boundaries.
+std::vector<uint64_t> chunk_starts(int fd, uint64_t size, unsigned parts) {
+  std::vector<uint64_t> starts{0};
+  char buffer[4096];
+  for (unsigned k = 1; k < parts; ++k) {
+    uint64_t at = std::max(size * k / parts, starts.back());
+    bool found = false;
+    while (!found && at < size) {
+      const ssize_t got = ::pread(fd, buffer, sizeof buffer, static_cast<off_t>(at));
+      if (got <= 0) break;
+      if (const void* nl = std::memchr(buffer, '\n', static_cast<size_t>(got))) {
+        at += static_cast<uint64_t>(static_cast<const char*>(nl) - buffer) + 1;
+        found = true;
+      } else {
+        at += static_cast<uint64_t>(got);
+      }
+    }
+    if (!found || at >= size) break;
+    starts.push_back(at);
+  }
+  starts.push_back(size);
+  return starts;
+}
+
+}  // namespace
+
 LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& options) {
+  constexpr uint64_t kParallelFrom = 64ull << 20;  // smaller files are parsed faster than threads start
   Parser parser(options);
   for (const auto& path : paths) {
     parser.begin_file(path);
@@ -442,9 +598,31 @@ LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& 
       parser.add_stream(std::cin);
       continue;
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
-    parser.add_stream(in);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error(path + ": " + std::strerror(errno));
+    struct stat st {};
+    ::fstat(fd, &st);
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    if (!S_ISREG(st.st_mode) || size < kParallelFrom || cores == 1) {
+      parser.add_range(fd, 0, S_ISREG(st.st_mode) ? size : UINT64_MAX, true);
+      ::close(fd);
+      continue;
+    }
+    // A big file: every core parses one range with a parser of its own; the parts are merged in
+    // order, so line numbers and "first seen" stay those of a single pass.
+    const auto starts = chunk_starts(fd, size, cores);
+    std::vector<Parser> parts;
+    for (size_t k = 0; k + 1 < starts.size(); ++k) {
+      parts.emplace_back(options);
+      parts.back().begin_file(path);
+    }
+    std::vector<std::thread> threads;
+    for (size_t k = 0; k < parts.size(); ++k)
+      threads.emplace_back([&, k] { parts[k].add_range(fd, starts[k], starts[k + 1], k + 2 == starts.size()); });
+    for (auto& t : threads) t.join();
+    ::close(fd);
+    for (auto& part : parts) parser.merge(std::move(part));
   }
   return parser.finish();
 }

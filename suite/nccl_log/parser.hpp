@@ -5,6 +5,7 @@
 // log describes (ranks, distinct connections), not with its length.
 #include <istream>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -31,38 +32,44 @@ class Parser {
   void add_line(std::string_view line, bool complete = true);
   // Reads a whole stream in large blocks, splitting lines itself (bounded line length).
   void add_stream(std::istream& in);
+  // Reads bytes [begin, end) of an open file (a chunk that starts and ends at line boundaries).
+  void add_range(int fd, uint64_t begin, uint64_t end, bool last_chunk);
+  // Folds a parser that read the next part of the same input into this one; its line numbers
+  // continue this one's.
+  void merge(Parser&& next);
   LogFacts finish();
 
  private:
-  struct ProcessKey {
-    std::string file;
-    std::string host;
-    int pid;
-    int cuda_dev;
-    auto operator<=>(const ProcessKey&) const = default;
-  };
-  using ConnectionKey = std::tuple<int, int, int, int, std::string, std::string>;  // rank, peer, channel, conn, direction, transport
 
   size_t process_for(const Segment& seg, std::optional<int> prefix_rank);
   void handle(const Segment& seg, size_t process);
   bool parse_connection(std::string_view message, size_t process);
   void parse_network(std::string_view message, std::string_view host);
   void note_rank(size_t process, int rank);
+  void feed(std::string_view data);  // complete lines, plus a carried partial line
+  std::string connection_key(const Connection& c) const;
+  std::string process_key(int file_id, int pid, int cuda_dev, std::string_view host) const;
 
   ParseOptions options_;
   std::string file_;
   uint64_t line_no_ = 0;
   LogFacts facts_;
-  std::map<ProcessKey, size_t> process_index_;
-  std::map<ConnectionKey, size_t> connection_index_;
-  std::vector<size_t> connection_process_;  // connection -> process that printed it (or npos)
-  std::set<int> ring_list_ranks_;
+  std::unordered_map<std::string, size_t> process_index_;  // (file, pid, cudaDev, host) as bytes
+  std::string process_key_;
+  int file_id_ = 0;
+  // Connections folded by (rank, peer, channel, conn, direction, transport), keyed by a compact
+  // byte string built in a reused buffer: a repeated line costs a hash lookup, no allocation.
+  std::unordered_map<std::string, size_t> connection_index_;
+  std::string key_;
+  std::vector<Segment> segments_;
+  size_t last_process_ = static_cast<size_t>(-1);  // consecutive lines mostly come from one process
   std::optional<int> nnodes_;
   bool libibverbs_missing_ = false;  // "Failed to open libibverbs.so": NCCL cannot use IB/RoCE
   TestsTableParser tests_;
   std::string carry_;  // add_stream: a line split across reads
   std::string clean_;  // add_line: the line without ANSI colour codes
   KnownHosts known_hosts_;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> warning_index_;
   bool complete_ = true;
 };
 

@@ -31,7 +31,8 @@ using KnownHosts = std::set<std::string, std::less<>>;
 // Splits a line into its NCCL segments (empty when the line has no anchor). A header glued to the
 // previous message ("via P2P/IPC/readgpu-b07:901:915 [0] NCCL INFO") is told apart with the hosts
 // seen in clean headers so far.
-std::vector<Segment> split_segments(std::string_view line, const KnownHosts& known_hosts);
+// `out` is cleared and refilled (its capacity is reused: no allocation per line).
+void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& out);
 
 // The rank a launcher put in front of the line: Open MPI --tag-output "[1,N]<stdout>:", PyTorch
 // "[rankN]:", a bare "[N] " tag before the header, srun -l "N: ".

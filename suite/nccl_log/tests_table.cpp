@@ -8,10 +8,12 @@
 namespace fabricproof::nccl {
 namespace {
 
-std::vector<std::string_view> tokens(std::string_view s) {
-  std::vector<std::string_view> out;
+// Whitespace-separated tokens into a reused buffer (a row has at most 13; more is not a row).
+const std::vector<std::string_view>& tokens(std::string_view s) {
+  thread_local std::vector<std::string_view> out;
+  out.clear();
   size_t i = 0;
-  while (i < s.size()) {
+  while (i < s.size() && out.size() < 32) {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
     const size_t start = i;
     while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
@@ -60,7 +62,7 @@ std::optional<TestsHalf> half(const std::vector<std::string_view>& t, size_t at)
 
 std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, bool* partial) {
   if (partial) *partial = false;
-  const auto t = tokens(line);
+  const auto& t = tokens(line);
   if (t.size() < 3) return std::nullopt;
   auto size = unsigned_number(t[0]);
   auto count = unsigned_number(t[1]);
@@ -83,10 +85,7 @@ std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<boo
   row.type = std::string(t[2]);
   size_t at = 3;
   if (extra == 2 || (extra == 1 && (has_redop.value_or(false) || (!has_root && !number(t[3]))))) row.redop = std::string(t[at++]);
-  if (at < 3 + extra) {
-    auto root = number(t[at++]);
-    if (root) row.root = static_cast<int>(*root);
-  }
+  if (at < 3 + extra) row.root = to_int(t[at++]);  // an integer column; anything else is no root
   auto oop = half(t, at), ip = half(t, at + 4);
   if (!oop || !ip) {
     if (partial) *partial = true;
@@ -109,6 +108,11 @@ TestsTable& TestsTableParser::ensure() {
 void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
   std::string_view s = trim(line);
   if (s.empty()) return;
+  // Only comment/summary lines, rows (a size first) and command lines matter.
+  const char first = s.front();
+  if (first != '#' && !(first >= '0' && first <= '9') && first != 'O' && first != 'A' && first != 's' &&
+      s.find("_perf") == std::string_view::npos)
+    return;
   // The command line names the test: "./build/all_reduce_perf -b 8 -e 8G -g 8".
   if (auto p = s.find("_perf"); p != std::string_view::npos && test_.empty()) {
     size_t start = s.rfind('/', p);
@@ -132,7 +136,7 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
     return;
   }
   if (starts_with(body, "size ") || starts_with(body, "size\t")) {  // the column header
-    const auto words = tokens(body);
+    const auto& words = tokens(body);
     has_redop_ = std::find(words.begin(), words.end(), "redop") != words.end();
     has_root_ = std::find(words.begin(), words.end(), "root") != words.end();
     wrong_column_ = std::find(words.begin(), words.end(), "#wrong") != words.end() ? "#wrong" : "error";
@@ -160,14 +164,40 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
     row->line_no = line_no;
     auto& table = ensure();
     if (table.wrong_column.empty()) table.wrong_column = (row->out_of_place.wrong_raw.find('e') != std::string::npos) ? "error" : "#wrong";
-    table.rows.push_back(std::move(*row));
+    if (table.rows.size() < kMaxTestsRows) table.rows.push_back(std::move(*row));
+    else ++table.rows_dropped;
     if (!table.nranks) {
       if (!ranks_.empty()) table.nranks = static_cast<int>(ranks_.size());
       else if (gpus_per_process_) table.nranks = gpus_per_process_;
     }
-  } else if (partial) {
+  } else if (partial && ensure().partial_row_lines.size() < kMaxTestsRows) {
     ensure().partial_row_lines.push_back(line_no);
   }
+}
+
+void TestsTableParser::merge(TestsTableParser&& next, uint64_t line_offset) {
+  ranks_.insert(next.ranks_.begin(), next.ranks_.end());
+  if (test_.empty()) test_ = next.test_;
+  if (wrong_column_.empty()) wrong_column_ = next.wrong_column_;
+  if (!has_redop_) has_redop_ = next.has_redop_;
+  if (!has_root_) has_root_ = next.has_root_;
+  if (!gpus_per_process_) gpus_per_process_ = next.gpus_per_process_;
+  if (!next.table_) return;
+  auto& mine = ensure();
+  auto& theirs = *next.table_;
+  for (auto& row : theirs.rows) {
+    row.line_no += line_offset;
+    if (mine.rows.size() < kMaxTestsRows) mine.rows.push_back(std::move(row));
+    else ++mine.rows_dropped;
+  }
+  mine.rows_dropped += theirs.rows_dropped;
+  for (auto line : theirs.partial_row_lines)
+    if (mine.partial_row_lines.size() < kMaxTestsRows) mine.partial_row_lines.push_back(line + line_offset);
+  if (theirs.avg_bus_bandwidth_GBps) mine.avg_bus_bandwidth_GBps = theirs.avg_bus_bandwidth_GBps;
+  if (theirs.out_of_bounds) mine.out_of_bounds = theirs.out_of_bounds;
+  if (!mine.nranks) mine.nranks = theirs.nranks;
+  if (mine.test.empty()) mine.test = theirs.test;
+  if (mine.wrong_column.empty()) mine.wrong_column = theirs.wrong_column;
 }
 
 }  // namespace fabricproof::nccl

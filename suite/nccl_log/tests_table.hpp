@@ -19,6 +19,8 @@ class TestsTableParser {
   const std::optional<TestsTable>& table() const { return table_; }
   // Ranks listed under "# Using devices" ("#  Rank  3 Group  0 Pid ... on host device 3").
   const std::set<int>& ranks() const { return ranks_; }
+  // Folds the parser of the next part of the same input (line numbers offset by `line_offset`).
+  void merge(TestsTableParser&& next, uint64_t line_offset);
 
  private:
   TestsTable& ensure();

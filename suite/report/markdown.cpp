@@ -69,7 +69,7 @@ std::string compact(const nlohmann::json& value) {
     for (const auto& [k, v] : value.items()) parts.push_back(k + "=" + (v.is_array() ? "[" + compact(v) + "]" : compact(v)));
     return fmt::format("{}", fmt::join(parts, "; "));
   }
-  return value.dump();
+  return json_text(value);
 }
 
 std::vector<const Finding*> worst_first(const std::vector<Finding>& findings) {

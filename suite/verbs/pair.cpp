@@ -415,7 +415,7 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
     if (!plan.reporter) return;
     for (size_t i = from; i < steps.size(); ++i) outcome.tests.push_back(result_of(steps[i], plan, status, reason));
   };
-  auto exchange = [&](const json& mine, double seconds) { channel.send(mine.dump()); return json::parse(channel.receive(after(seconds))); };
+  auto exchange = [&](const json& mine, double seconds) { channel.send(json_text(mine)); return json::parse(channel.receive(after(seconds))); };
 
   std::unique_ptr<RcEndpoint> ep;
   size_t step_index = 0;
@@ -505,13 +505,13 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
         } else if (receiver) {
           mine = receiver->run(channel, o.timeout_s, theirs);
           if (theirs.is_null()) theirs = json::parse(channel.receive(after(wait)));
-          channel.send(to_json_local(mine).dump());
+          channel.send(json_text(to_json_local(mine)));
         } else if (i_send) {
           mine = stream(*ep, remote, p);
           theirs = exchange(to_json_local(mine), wait);
         } else {  // the target of a one-sided write: nothing to do but wait for the figure
           theirs = json::parse(channel.receive(after(wait)));
-          channel.send(to_json_local(mine).dump());
+          channel.send(json_text(to_json_local(mine)));
         }
         const TestResult t = merge(step, plan, mine, theirs);
         if (plan.reporter) outcome.tests.push_back(t);

@@ -139,5 +139,48 @@ TEST(Localhost, SavedSysfsTreeIsJudgedThroughTheWholePipeline) {
   EXPECT_TRUE(mtu_fail);
 }
 
+TEST(NcclAudit, ExitCodesAndJsonOfTheCommand) {
+  test::TempDir tmp("audit");
+  const std::string bin = FABRICPROOF_BINARY;
+  const auto dir = test::fixture("nccl");
+  auto ok = run_shell(bin + " nccl-audit --json --expect-gdr " + (dir / "srun-2node-ib-gdrdma.log").string(), tmp.path() / "ok");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  const auto j = nlohmann::json::parse(ok.output);
+  for (const char* key : {"socket_fallback", "nccl_version", "ranks", "connections", "networks", "findings"}) EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["socket_fallback"], false);
+  EXPECT_EQ(j["nccl_version"], "2.21.5+cuda12.4");
+  EXPECT_EQ(j["connections"][0]["host"], "gpu-a01");
+
+  const auto per_rank = dir / "mixed-fallback-per-rank";
+  auto mixed = run_shell(bin + " nccl-audit " + (per_rank / "nccl.node1.4101.log").string() + " " + (per_rank / "nccl.node1.4102.log").string() + " " +
+                             (per_rank / "nccl.node2.5201.log").string() + " " + (per_rank / "nccl.node2.5202.log").string(),
+                         tmp.path() / "mixed");
+  EXPECT_EQ(mixed.exit_code, 1) << mixed.output;
+  EXPECT_NE(mixed.output.find("socket fallback between nodes: YES"), std::string::npos) << mixed.output;
+  EXPECT_NE(mixed.output.find("rank 3 (node2) -> rank 0 (node1)"), std::string::npos) << mixed.output;
+
+  auto from_stdin = run_shell(bin + " nccl-audit < " + (dir / "init-only-no-transport.log").string(), tmp.path() / "stdin");
+  EXPECT_EQ(from_stdin.exit_code, 2) << from_stdin.output;
+  EXPECT_NE(from_stdin.output.find("nccl_transport_lines"), std::string::npos) << from_stdin.output;
+
+  auto missing = run_shell(bin + " nccl-audit /nonexistent/nccl.log", tmp.path() / "missing");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("/nonexistent/nccl.log"), std::string::npos) << missing.output;
+}
+
+TEST(Localhost, RunAuditsGivenNcclLogs) {
+  test::TempDir tmp("run-audit");
+  const auto per_rank = test::fixture("nccl/mixed-fallback-per-rank");
+  const auto o = run_shell(mpirun(2) + " run --phases nccl_audit --out " + tmp.path().string() + " --nccl-logs " +
+                               (per_rank / "nccl.node2.5202.log").string() + " " + (per_rank / "nccl.node1.4101.log").string(),
+                           tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  const auto report = read_report(tmp.path());
+  EXPECT_EQ(report["nccl_audit"]["socket_fallback"], true);
+  bool named = false;
+  for (const auto& f : findings_with_id(report, "nccl_socket_fallback")) named |= f["verdict"] == "fail" && f["subject"].get<std::string>().find("rank 3 (node2)") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
 }  // namespace
 }  // namespace fabricproof

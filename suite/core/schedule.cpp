@@ -24,11 +24,4 @@ Rounds round_robin(int participants) {
   return rounds;
 }
 
-Rounds isolated(const Rounds& rounds) {
-  Rounds out;
-  for (const auto& round : rounds)
-    for (const auto& pair : round) out.push_back({pair});
-  return out;
-}
-
 }  // namespace fabricproof

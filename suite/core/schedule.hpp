@@ -13,7 +13,4 @@ using Rounds = std::vector<std::vector<Pair>>;
 // N rounds, each with one participant resting.
 Rounds round_robin(int participants);
 
-// One pair per round, in round-robin order: tells a bad link from contention.
-Rounds isolated(const Rounds& rounds);
-
 }  // namespace fabricproof

@@ -604,8 +604,14 @@ LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& 
     ::fstat(fd, &st);
     const uint64_t size = static_cast<uint64_t>(st.st_size);
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    if (!S_ISREG(st.st_mode) || size < kParallelFrom || cores == 1) {
-      parser.add_range(fd, 0, S_ISREG(st.st_mode) ? size : UINT64_MAX, true);
+    if (!S_ISREG(st.st_mode)) {  // a pipe or FIFO (nccl-audit <(zcat log.gz)): no pread, stream it
+      ::close(fd);
+      std::ifstream in(path, std::ios::binary);
+      parser.add_stream(in);
+      continue;
+    }
+    if (size < kParallelFrom || cores == 1) {
+      parser.add_range(fd, 0, size, true);
       ::close(fd);
       continue;
     }

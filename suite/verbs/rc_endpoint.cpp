@@ -30,8 +30,8 @@ void modify(ibv_qp* qp, ibv_qp_attr& attr, int mask, const char* step) {
 RcEndpoint::RcEndpoint(const EndpointConfig& config, MemoryProvider& memory) : config_(config) {
   context_ = open_device(config.device);
   if (ibv_query_port(context_.get(), config.port, &port_attr_) != 0) throw VerbsError("ibv_query_port", errno, config.device);
-  ethernet_ = port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET;
-  if (ethernet_ && !config.gid_index) throw VerbsError("gid", EINVAL, config.device + ": RoCE needs a GID index and the port has no RoCE v2 IPv4 GID");
+  const bool ethernet = port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET;
+  if (ethernet && !config.gid_index) throw VerbsError("gid", EINVAL, config.device + ": RoCE needs a GID index and the port has no RoCE v2 IPv4 GID");
   if (config.gid_index && ibv_query_gid(context_.get(), config.port, *config.gid_index, &gid_) != 0)
     throw VerbsError("ibv_query_gid", errno, fmt::format("{} port {} index {}", config.device, config.port, *config.gid_index));
   pd_.reset(ibv_alloc_pd(context_.get()));

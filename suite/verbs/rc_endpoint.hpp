@@ -60,7 +60,6 @@ class RcEndpoint {
   volatile uint8_t* latency_buffer() { return static_cast<volatile uint8_t*>(latency_.addr()); }
   uint32_t latency_lkey() const { return latency_.mr->lkey; }
   uint32_t max_inline() const { return max_inline_; }
-  bool link_layer_ethernet() const { return ethernet_; }
 
  private:
   EndpointConfig config_;
@@ -72,7 +71,6 @@ class RcEndpoint {
   Buffer latency_;
   ibv_port_attr port_attr_{};
   ibv_gid gid_{};
-  bool ethernet_ = false;
   uint32_t psn_ = 0;
   uint32_t max_inline_ = 0;
 };

@@ -163,6 +163,11 @@ TEST(NcclAudit, ExitCodesAndJsonOfTheCommand) {
   EXPECT_EQ(from_stdin.exit_code, 2) << from_stdin.output;
   EXPECT_NE(from_stdin.output.find("nccl_transport_lines"), std::string::npos) << from_stdin.output;
 
+  // A pipe rather than a file (process substitution, FIFOs): streamed, not read with pread.
+  auto piped = run_shell("bash -c '" + bin + " nccl-audit --json <(cat " + (dir / "srun-2node-ib-gdrdma.log").string() + ")'", tmp.path() / "piped");
+  EXPECT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_EQ(nlohmann::json::parse(piped.output)["connections"].size(), 8u);
+
   auto missing = run_shell(bin + " nccl-audit /nonexistent/nccl.log", tmp.path() / "missing");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find("/nonexistent/nccl.log"), std::string::npos) << missing.output;

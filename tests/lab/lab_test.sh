@@ -23,6 +23,18 @@ expect() {  # description, jq filter over the report that must print true, repor
   if [ "$got" = "true" ]; then pass "$1"; else fail "$1 (jq '$2' gave: $got)"; fi
 }
 finish() { [ $failures -eq 0 ] && { echo "all checks passed"; exit 0; }; echo "$failures check(s) failed"; exit 1; }
+# Runs `lab acceptance` into $work/NAME, checks its exit code and that a report was written, and
+# sets r to the report. Usage: accept NAME EXPECTED_EXIT_CODE [lab acceptance options...]
+accept() {
+  local name=$1 expected=$2
+  shift 2
+  rm -rf "${work:?}/$name"
+  "$lab" acceptance --out "$work/$name" "$@"
+  local rc=$?
+  r="$work/$name/report.json"
+  [ -f "$r" ] || { fail "$name: no report.json in $work/$name"; finish; }
+  [ $rc -eq "$expected" ] && pass "$name: fabricproof exited $rc" || fail "$name: fabricproof exited $rc, expected $expected"
+}
 
 precheck() {
   [ "$(id -u)" -eq 0 ] || skip "the lab needs root (network namespace and taps)"
@@ -74,13 +86,7 @@ step_write_bw() {
 
 # 3. lab acceptance on all nodes: 4 nodes, RoCE ports healthy, software consistent, verdict pass.
 step_acceptance() {
-  local out="$work/acceptance" r
-  rm -rf "$out"
-  "$lab" acceptance --out "$out" -- --expect-nodes "$nodes" "${verbs_args[@]}"
-  local rc=$?
-  r="$out/report.json"
-  [ -f "$r" ] || { fail "no report.json in $out"; finish; }
-  [ $rc -eq 0 ] && pass "fabricproof exited 0" || fail "fabricproof exited $rc"
+  accept acceptance 0 -- --expect-nodes "$nodes" "${verbs_args[@]}"
   expect "report lists $nodes nodes" "(.nodes | length) == $nodes" "$r"
   expect "hosts are node1..node$nodes" "[.nodes[].host] | sort == [range(1; $nodes + 1) | \"node\\(.)\"]" "$r"
   expect "every node has a RoCE port ACTIVE" "[.nodes[] | any(.rdma_devices[].ports[]; .state == \"ACTIVE\" and .link_layer == \"Ethernet\")] | all" "$r"
@@ -101,25 +107,13 @@ step_acceptance() {
 # 4. Faults: node3 at MTU 1500 fails its MTU rule and is named in the consistency finding;
 #    node2's data link down shows its port DOWN.
 step_faults() {
-  local out="$work/fault-mtu" r
-  rm -rf "$out"
-  "$lab" acceptance --out "$out" --fault node3:mtu:1500 -- "${verbs_args[@]}"
-  local rc=$?
-  r="$out/report.json"
-  [ -f "$r" ] || { fail "no report.json in $out"; finish; }
-  [ $rc -eq 1 ] && pass "MTU fault: fabricproof exited 1" || fail "MTU fault: fabricproof exited $rc"
+  accept fault-mtu 1 --fault node3:mtu:1500 -- "${verbs_args[@]}"
   expect "node3's RoCE MTU rule fails at 1024" "[.findings[] | select(.id == \"roce_mtu\" and .subject == \"node3/rxe0:1\")] | .[0].verdict == \"fail\" and .[0].measured.active_mtu == 1024" "$r"
   expect "node3's netdev MTU rule fails at 1500" "[.findings[] | select(.id == \"roce_netdev_mtu\" and .subject == \"node3/rxe0:1\")] | .[0].verdict == \"fail\" and .[0].measured.mtu == 1500" "$r"
   expect "the other nodes' MTU rules pass" "[.findings[] | select((.id == \"roce_mtu\" or .id == \"roce_netdev_mtu\") and (.subject | startswith(\"node3/\") | not)) | .verdict] | all(. == \"pass\")" "$r"
   expect "the consistency finding names node3, and only node3" "[.findings[] | select(.id == \"consistency_active_mtus\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"node3\")) and (.[0].hint | contains(\"node1\") | not)" "$r"
 
-  out="$work/fault-link-down"
-  rm -rf "$out"
-  "$lab" acceptance --out "$out" --fault node2:link-down -- "${verbs_args[@]}"
-  rc=$?
-  r="$out/report.json"
-  [ -f "$r" ] || { fail "no report.json in $out"; finish; }
-  [ $rc -eq 1 ] && pass "link-down fault: fabricproof exited 1" || fail "link-down fault: fabricproof exited $rc"
+  accept fault-link-down 1 --fault node2:link-down -- "${verbs_args[@]}"
   expect "node2's port is reported DOWN" "[.nodes[] | select(.host == \"node2\") | .rdma_devices[].ports[].state] == [\"DOWN\"]" "$r"
   expect "node2's port_state finding fails and names the netdev" "[.findings[] | select(.id == \"port_state\" and .subject == \"node2/rxe0:1\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"eth1\"))" "$r"
   expect "the other ports are ACTIVE" "[.nodes[] | select(.host != \"node2\") | .rdma_devices[].ports[].state] | all(. == \"ACTIVE\")" "$r"
@@ -131,18 +125,12 @@ step_faults() {
 #    node2's data link going down in the middle of the phase leaves error cells, and the run ends
 #    with its report.
 step_verbs_faults() {
-  local out="$work/verbs-rate" r
-  rm -rf "$out"
-  "$lab" acceptance --out "$out" --fault node3:rate:50mbit -- "${verbs_args[@]}"
-  local rc=$?
-  r="$out/report.json"
-  [ -f "$r" ] || { fail "no report.json in $out"; finish; }
-  [ $rc -eq 1 ] && pass "rate fault: fabricproof exited 1" || fail "rate fault: fabricproof exited $rc"
+  accept verbs-rate 1 --fault node3:rate:50mbit -- "${verbs_args[@]}"
   expect "writes towards node3 are outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"-> node3/rxe0\") and endswith(\"(write_bw)\"))) | .verdict] | (length == 3 and all(. == \"fail\"))" "$r"
   expect "pairs without node3 are not outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"node3\") | not)) | .verdict] | all(. == \"pass\")" "$r"
   expect "node3 is named as the suspect endpoint" "[.findings[] | select(.id == \"verbs_suspect_endpoint\") | .subject] == [\"node3/rxe0\"]" "$r"
 
-  out="$work/verbs-link-down"
+  local out="$work/verbs-link-down" rc
   rm -rf "$out"
   local log="$work/verbs-link-down.log"
   "$lab" acceptance --out "$out" -- --verbs-duration 2 --verbs-lat-iterations 200 --verbs-tx-depth 32 >"$log" 2>&1 &

@@ -11,9 +11,9 @@
 #include "app/inventory_phase.hpp"
 #include "core/inventory_rules.hpp"
 #include "core/profile.hpp"
-#include "report/markdown.hpp"
 #include "nccl_log/audit.hpp"
 #include "nccl_log/parser.hpp"
+#include "report/markdown.hpp"
 #include "report/report.hpp"
 #if FABRICPROOF_HAVE_VERBS
 #include "app/verbs_phase.hpp"

@@ -1,5 +1,6 @@
 #include "nccl_log/scan.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -143,6 +144,10 @@ std::string_view trim(std::string_view s) {
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+void add_unique(std::vector<std::string>& list, std::string value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(std::move(value));
+}
 
 void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& segments) {
   segments.clear();

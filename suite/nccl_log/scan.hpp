@@ -42,5 +42,6 @@ std::optional<int> launcher_rank(std::string_view prefix);
 std::optional<int> to_int(std::string_view digits);
 std::string_view trim(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
+void add_unique(std::vector<std::string>& list, std::string value);
 
 }  // namespace fabricproof::nccl

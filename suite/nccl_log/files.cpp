@@ -1,0 +1,177 @@
+// Reading inputs: whole files (big ones in parallel ranges merged in order), pipes, text.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "nccl_log/parser.hpp"
+
+namespace fabricproof::nccl {
+
+void Parser::add_range(int fd, uint64_t begin, uint64_t end, bool last_chunk) {
+  std::vector<char> block(1 << 20);
+  carry_.clear();
+  for (uint64_t at = begin; at < end;) {
+    const ssize_t got = ::pread(fd, block.data(), static_cast<size_t>(std::min<uint64_t>(block.size(), end - at)), static_cast<off_t>(at));
+    if (got <= 0) break;
+    feed(std::string_view(block.data(), static_cast<size_t>(got)));
+    at += static_cast<uint64_t>(got);
+  }
+  if (!carry_.empty()) {
+    add_line(carry_, !last_chunk);
+    carry_.clear();
+  }
+}
+
+void Parser::merge(Parser&& next) {
+  const uint64_t offset = line_no_;
+  std::vector<size_t> process_map(next.facts_.processes.size());
+  for (size_t i = 0; i < next.facts_.processes.size(); ++i) {
+    auto& p = next.facts_.processes[i];
+    const std::string key = process_key(file_id_, p.pid ? *p.pid : (p.launcher_rank ? -2 - *p.launcher_rank : -1), p.cuda_dev.value_or(-1), p.host);
+    auto [it, inserted] = process_index_.emplace(key, facts_.processes.size());
+    if (inserted) {
+      facts_.processes.push_back(std::move(p));
+    } else {
+      auto& mine = facts_.processes[it->second];
+      for (std::optional<int> Process::*field : {&Process::rank, &Process::launcher_rank, &Process::nranks, &Process::nnodes})
+        if (!(mine.*field)) mine.*field = p.*field;
+    }
+    process_map[i] = it->second;
+  }
+  for (auto& c : next.facts_.connections) {
+    auto [it, inserted] = connection_index_.emplace(connection_key(c), facts_.connections.size());
+    if (inserted) {
+      c.line_no += offset;
+      facts_.connections.push_back(std::move(c));
+    } else {
+      facts_.connections[it->second].count += c.count;
+    }
+  }
+  for (auto& w : next.facts_.warnings) {
+    auto [it, inserted] = warning_index_.emplace(std::make_tuple(w.message, w.location, w.host), facts_.warnings.size());
+    if (inserted) {
+      w.line_no += offset;
+      facts_.warnings.push_back(std::move(w));
+    } else {
+      facts_.warnings[it->second].count += w.count;
+    }
+  }
+  if (!facts_.version) facts_.version = next.facts_.version;
+  facts_.ranks.insert(next.facts_.ranks.begin(), next.facts_.ranks.end());
+  facts_.hosts.insert(next.facts_.hosts.begin(), next.facts_.hosts.end());
+  known_hosts_.insert(next.known_hosts_.begin(), next.known_hosts_.end());
+  if (next.facts_.nranks) facts_.nranks = std::max(facts_.nranks.value_or(0), *next.facts_.nranks);
+  if (next.nnodes_) nnodes_ = std::max(nnodes_.value_or(0), *next.nnodes_);
+  libibverbs_missing_ |= next.libibverbs_missing_;
+  auto& net = facts_.net;
+  const auto& other = next.facts_.net;
+  for (auto [mine, theirs] : {std::pair{&net.selected, &other.selected}, {&net.ib_devices, &other.ib_devices},
+                              {&net.socket_interfaces, &other.socket_interfaces}, {&net.oob_interfaces, &other.oob_interfaces},
+                              {&net.ib_no_device_hosts, &other.ib_no_device_hosts}, {&net.gdr, &other.gdr}, {&net.plugin, &other.plugin}})
+    for (const auto& v : *theirs) add_unique(*mine, v);
+  net.ib_no_device |= other.ib_no_device;
+  net.nvls |= other.nvls;
+  if (other.ib_disabled) net.ib_disabled = other.ib_disabled;
+  facts_.lines += next.facts_.lines;
+  facts_.info_lines += next.facts_.info_lines;
+  facts_.warn_lines += next.facts_.warn_lines;
+  facts_.truncated_lines += next.facts_.truncated_lines;
+  tests_.merge(std::move(next.tests_), offset);
+  line_no_ += next.line_no_;
+}
+
+namespace {
+
+// Byte offsets that cut a file into `parts` ranges at line boundaries.
+std::vector<uint64_t> chunk_starts(int fd, uint64_t size, unsigned parts) {
+  std::vector<uint64_t> starts{0};
+  char buffer[4096];
+  for (unsigned k = 1; k < parts; ++k) {
+    uint64_t at = std::max(size * k / parts, starts.back());
+    bool found = false;
+    while (!found && at < size) {
+      const ssize_t got = ::pread(fd, buffer, sizeof buffer, static_cast<off_t>(at));
+      if (got <= 0) break;
+      if (const void* nl = std::memchr(buffer, '\n', static_cast<size_t>(got))) {
+        at += static_cast<uint64_t>(static_cast<const char*>(nl) - buffer) + 1;
+        found = true;
+      } else {
+        at += static_cast<uint64_t>(got);
+      }
+    }
+    if (!found || at >= size) break;
+    starts.push_back(at);
+  }
+  starts.push_back(size);
+  return starts;
+}
+
+}  // namespace
+
+LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& options) {
+  constexpr uint64_t kParallelFrom = 64ull << 20;  // smaller files are parsed faster than threads start
+  Parser parser(options);
+  for (const auto& path : paths) {
+    parser.begin_file(path);
+    if (path == "-") {
+      parser.add_stream(std::cin);
+      continue;
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error(path + ": " + std::strerror(errno));
+    struct stat st {};
+    ::fstat(fd, &st);
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    if (!S_ISREG(st.st_mode)) {  // a pipe or FIFO (nccl-audit <(zcat log.gz)): no pread, stream it
+      ::close(fd);
+      std::ifstream in(path, std::ios::binary);
+      parser.add_stream(in);
+      continue;
+    }
+    if (size < kParallelFrom || cores == 1) {
+      parser.add_range(fd, 0, size, true);
+      ::close(fd);
+      continue;
+    }
+    // A big file: every core parses one range with a parser of its own; the parts are merged in
+    // order, so line numbers and "first seen" stay those of a single pass.
+    const auto starts = chunk_starts(fd, size, cores);
+    std::vector<Parser> parts;
+    for (size_t k = 0; k + 1 < starts.size(); ++k) {
+      parts.emplace_back(options);
+      parts.back().begin_file(path);
+    }
+    std::vector<std::thread> threads;
+    for (size_t k = 0; k < parts.size(); ++k)
+      threads.emplace_back([&, k] { parts[k].add_range(fd, starts[k], starts[k + 1], k + 2 == starts.size()); });
+    for (auto& t : threads) t.join();
+    ::close(fd);
+    for (auto& part : parts) parser.merge(std::move(part));
+  }
+  return parser.finish();
+}
+
+LogFacts parse_text(std::string_view text, const ParseOptions& options) {
+  Parser parser(options);
+  parser.begin_file("");
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) {
+      if (start < text.size()) parser.add_line(text.substr(start), false);
+      break;
+    }
+    parser.add_line(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parser.finish();
+}
+
+}  // namespace fabricproof::nccl

@@ -7,7 +7,8 @@
 
 namespace fabricproof::test {
 
-inline PortFacts ib_port(double rate = 200) {
+// An ACTIVE, LINK_UP 4X HDR port: what both link layers share.
+inline PortFacts active_port(double rate, const std::string& link_layer) {
   PortFacts p;
   p.port = 1;
   p.state = "ACTIVE";
@@ -15,8 +16,13 @@ inline PortFacts ib_port(double rate = 200) {
   p.width = "4X";
   p.speed_name = "HDR";
   p.rate_gbps = rate;
-  p.link_layer = "InfiniBand";
+  p.link_layer = link_layer;
   p.active_mtu = 4096;
+  return p;
+}
+
+inline PortFacts ib_port(double rate = 200) {
+  PortFacts p = active_port(rate, "InfiniBand");
   p.lid = 569;
   p.sm_lid = 393;
   p.gids = {{0, "fe80:0000:0000:0000:1070:fd03:008e:b580", "IB/RoCE v1", ""}};
@@ -24,15 +30,7 @@ inline PortFacts ib_port(double rate = 200) {
 }
 
 inline PortFacts roce_port(double rate = 200) {
-  PortFacts p;
-  p.port = 1;
-  p.state = "ACTIVE";
-  p.phys_state = "LINK_UP";
-  p.width = "4X";
-  p.speed_name = "HDR";
-  p.rate_gbps = rate;
-  p.link_layer = "Ethernet";
-  p.active_mtu = 4096;
+  PortFacts p = active_port(rate, "Ethernet");
   p.active_mtu_source = "verbs";
   p.lid = 0;
   p.sm_lid = 0;

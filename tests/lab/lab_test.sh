@@ -31,6 +31,15 @@ accept() {
   rm -rf "${work:?}/$name"
   "$lab" acceptance --out "$work/$name" "$@"
   local rc=$?
+  if [ $rc -eq 255 ]; then
+    # 255 is mpirun losing a daemon (seen once in CI: an ssh session to a TCG guest dropped), not
+    # fabricproof's verdict. Show the guests' consoles, then give the scenario one more try.
+    echo "note: $name: mpirun exited 255 (launcher failure); guest consoles, then one retry:"
+    "$lab" consoles
+    rm -rf "${work:?}/$name"
+    "$lab" acceptance --out "$work/$name" "$@"
+    rc=$?
+  fi
   r="$work/$name/report.json"
   [ -f "$r" ] || { fail "$name: no report.json in $work/$name"; finish; }
   [ $rc -eq "$expected" ] && pass "$name: fabricproof exited $rc" || fail "$name: fabricproof exited $rc, expected $expected"
@@ -107,13 +116,15 @@ step_acceptance() {
 # 4. Faults: node3 at MTU 1500 fails its MTU rule and is named in the consistency finding;
 #    node2's data link down shows its port DOWN.
 step_faults() {
-  accept fault-mtu 1 --fault node3:mtu:1500 -- "${verbs_args[@]}"
+  # Inventory only: the assertions are about the MTU rules, and under TCG rxe pairs across an MTU
+  # mismatch have stalled (CI), which then left a guest unable to keep mpirun's ssh session.
+  accept fault-mtu 1 --fault node3:mtu:1500 -- --phases inventory
   expect "node3's RoCE MTU rule fails at 1024" "[.findings[] | select(.id == \"roce_mtu\" and .subject == \"node3/rxe0:1\")] | .[0].verdict == \"fail\" and .[0].measured.active_mtu == 1024" "$r"
   expect "node3's netdev MTU rule fails at 1500" "[.findings[] | select(.id == \"roce_netdev_mtu\" and .subject == \"node3/rxe0:1\")] | .[0].verdict == \"fail\" and .[0].measured.mtu == 1500" "$r"
   expect "the other nodes' MTU rules pass" "[.findings[] | select((.id == \"roce_mtu\" or .id == \"roce_netdev_mtu\") and (.subject | startswith(\"node3/\") | not)) | .verdict] | all(. == \"pass\")" "$r"
   expect "the consistency finding names node3, and only node3" "[.findings[] | select(.id == \"consistency_active_mtus\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"node3\")) and (.[0].hint | contains(\"node1\") | not)" "$r"
 
-  accept fault-link-down 1 --fault node2:link-down -- "${verbs_args[@]}"
+  accept fault-link-down 1 --fault node2:link-down -- "${verbs_args[@]}" --verbs-tests write_bw
   expect "node2's port is reported DOWN" "[.nodes[] | select(.host == \"node2\") | .rdma_devices[].ports[].state] == [\"DOWN\"]" "$r"
   expect "node2's port_state finding fails and names the netdev" "[.findings[] | select(.id == \"port_state\" and .subject == \"node2/rxe0:1\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"eth1\"))" "$r"
   expect "the other ports are ACTIVE" "[.nodes[] | select(.host != \"node2\") | .rdma_devices[].ports[].state] | all(. == \"ACTIVE\")" "$r"

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "app/build.hpp"
+#include "app/collectives_phase.hpp"
 #include "app/inventory_phase.hpp"
 #include "core/inventory_rules.hpp"
 #include "core/profile.hpp"
@@ -32,6 +33,7 @@ struct RunState {
   bool profile_ok = true;
   ClusterFacts cluster{};  // rank 0
   Report report{};         // rank 0
+  std::vector<std::string> nccl_logs{};  // rank 0: --nccl-logs, then the logs the NCCL sweeps captured
 };
 
 // A phase every rank runs together. `skip_reason` (rank 0, after the inventory) returns why the
@@ -108,19 +110,35 @@ void run_verbs(RunState& s, PhaseRecord& record) {
 #endif
 }
 
+void run_collectives(RunState& s, PhaseRecord& record) {
+  auto progress = [&](const std::string& line) { say(s, line); };
+  auto after_group = [&](const nlohmann::json& section) {
+    s.report.sections["collectives"] = section;
+    write_report(s.options.out_dir, s.report);
+  };
+  auto outcome = run_collectives_phase(s.options, s.session, s.cluster, s.profile, progress, after_group);
+  if (!s.session.is_root()) return;
+  s.report.sections["collectives"] = outcome.section;
+  s.report.findings.insert(s.report.findings.end(), outcome.findings.begin(), outcome.findings.end());
+  s.nccl_logs.insert(s.nccl_logs.end(), outcome.nccl_logs.begin(), outcome.nccl_logs.end());
+  record.verdict = worst_verdict(outcome.findings);
+  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
+  record.reason = outcome.summary;
+}
+
 // Rank 0 reads the logs; the job spans nodes when the inventory found several.
 void run_nccl_audit(RunState& s, PhaseRecord& record) {
   if (!s.session.is_root()) return;
   nccl::ParseOptions parse;
   parse.multi_node = s.cluster.nodes.size() > 1;
-  const auto facts = nccl::parse_files(s.options.nccl_logs, parse);
+  const auto facts = nccl::parse_files(s.nccl_logs, parse);
   const bool gpudirect = std::any_of(s.cluster.nodes.begin(), s.cluster.nodes.end(), [](const NodeFacts& n) { return !n.gpus.empty(); });
   const auto findings = nccl::audit(facts, nccl::AuditOptions{gpudirect});
   s.report.sections["nccl_audit"] = nccl::audit_json(facts, findings);
   s.report.findings.insert(s.report.findings.end(), findings.begin(), findings.end());
   record.verdict = worst_verdict(findings);
   if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
-  record.reason = fmt::format("{} log file(s), {} connection(s), socket fallback: {}", s.options.nccl_logs.size(), facts.connections.size(),
+  record.reason = fmt::format("{} log file(s), {} connection(s), socket fallback: {}", s.nccl_logs.size(), facts.connections.size(),
                               facts.socket_fallback ? (*facts.socket_fallback ? "yes" : "no") : "undecidable");
 }
 
@@ -135,13 +153,17 @@ std::vector<Phase> phases() {
          return reason.empty() ? std::string("the GPUDirect check is not part of this build yet (issue 7)") : reason;
        },
        nullptr},
-      {"collectives", [](const RunState&) { return std::string("the collective sweeps are not part of this build yet (issue 6)"); }, nullptr},
+      {"collectives",
+       [](const RunState& s) { return choose_collective_engine(s.options.collectives, s.cluster).second; },
+       run_collectives},
       {"nccl_audit",
        [](const RunState& s) {
-         return s.options.nccl_logs.empty()
-                    ? std::string("no NCCL logs to audit: the collective sweeps that capture them are not part of this build yet (issue 6); "
-                                  "pass --nccl-logs FILE... to audit the logs of your own NCCL runs")
-                    : std::string();
+         if (!s.nccl_logs.empty()) return std::string();
+         return fmt::format("no NCCL logs to audit: {}; pass --nccl-logs FILE... to audit the logs of your own NCCL runs",
+                            s.report.sections.contains("collectives")
+                                ? "the collective sweeps ran with the " + s.report.sections["collectives"].value("engine", std::string("?")) +
+                                      " engine, which prints none"
+                                : std::string("the NCCL sweeps did not run"));
        },
        run_nccl_audit},
   };
@@ -181,7 +203,8 @@ void run_inventory(RunState& s) {
 }  // namespace
 
 int run(const RunOptions& options, const std::vector<std::string>& command, mpi::Session& session) {
-  RunState s{options, session, default_profile(), true, {}, {}};
+  RunState s{options, session, default_profile(), true};
+  s.nccl_logs = options.nccl_logs;
   if (session.is_root()) {
     s.report.started_at = utc_timestamp();
     s.report.command = command;

@@ -66,6 +66,26 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--verbs-rails", v.rails, "matched (mlx5_0 <-> mlx5_0) or all (every HCA with every remote HCA)")->check(CLI::IsMember({"matched", "all"}))->group(group);
   run->add_option("--verbs-timeout", v.timeout_s, "Seconds any wait inside a pair may take (30)")->check(CLI::PositiveNumber)->group(group);
 
+  auto& c = cl.run.collectives;
+  std::string min_bytes, max_bytes;
+  std::vector<std::string> coll_ops;
+  bool no_in_place = false;
+  const char* coll = "Collective sweeps";
+  run->add_option("--collective-engine", c.engine, "nccl, mpi (MPI on host memory) or auto (NCCL when every node has a GPU)")
+      ->check(CLI::IsMember({"nccl", "mpi", "auto"}))->group(coll);
+  run->add_option("--collective-ops", coll_ops, "Collectives: allreduce,allgather,reduce_scatter,broadcast,alltoall (allreduce)")
+      ->delimiter(',')->group(coll);
+  run->add_option("--min-bytes", min_bytes, "Smallest size of the sweep (8)")->group(coll);
+  run->add_option("--max-bytes", max_bytes, "Largest size (8G; clipped to the memory each rank can use)")->group(coll);
+  run->add_option("--factor", c.factor, "Size step factor (2)")->check(CLI::Range(1.01, 1024.0))->group(coll);
+  run->add_option("--iters", c.iters, "Timed calls per size (20)")->check(CLI::Range(1, 100000))->group(coll);
+  run->add_option("--warmup", c.warmup, "Warm-up calls per size (5)")->check(CLI::Range(0, 100000))->group(coll);
+  run->add_option("--dtype", c.dtype, "float, double or int32 (float)")->check(CLI::IsMember({"float", "double", "int32"}))->group(coll);
+  run->add_option("--redop", c.redop, "sum, max or min (sum)")->check(CLI::IsMember({"sum", "max", "min"}))->group(coll);
+  run->add_flag("--no-in-place", no_in_place, "Time the out-of-place form only")->group(coll);
+  run->add_flag("--nccl-ring", c.ring, "NCCL_ALGO=Ring for the sweeps (at 2 nodes Tree can report busbw above the NIC)")->group(coll);
+  run->add_option("--collective-timeout", c.timeout_s, "Seconds any wait on a collective may take (120)")->check(CLI::PositiveNumber)->group(coll);
+
   auto* audit = app.add_subcommand("nccl-audit", "Parse NCCL_DEBUG=INFO logs and check which transport every rank and channel used");
   bool multi = false, single = false;
   audit->add_option("files", cl.audit.files, "Log files (one per rank's NCCL_DEBUG_FILE, or one combined log); none: standard input");
@@ -119,6 +139,25 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     };
     if (!size_or_error(bw_size, "--verbs-size", v.bw_bytes) || !size_or_error(lat_size, "--verbs-lat-size", v.lat_bytes)) return cl;
     if (gid_index >= 0) v.gid_index = gid_index;
+    if (!size_or_error(min_bytes, "--min-bytes", c.min_bytes) || !size_or_error(max_bytes, "--max-bytes", c.max_bytes)) return cl;
+    if (c.min_bytes > c.max_bytes) {
+      cl.exit_code = 2;
+      cl.message = "command line: --min-bytes is larger than --max-bytes";
+      return cl;
+    }
+    c.in_place = !no_in_place;
+    if (!coll_ops.empty()) {
+      c.ops.clear();
+      for (const auto& name : coll_ops) {
+        auto op = coll_op_from(name);
+        if (!op) {
+          cl.exit_code = 2;
+          cl.message = "command line: --collective-ops: unknown collective '" + name + "' (known: allreduce, allgather, reduce_scatter, broadcast, alltoall)";
+          return cl;
+        }
+        c.ops.emplace_back(to_string(*op));
+      }
+    }
     if (!verbs_tests.empty()) {
       for (const auto& t : verbs_tests) {
         if (std::find(kVerbsTests.begin(), kVerbsTests.end(), t) == kVerbsTests.end()) {

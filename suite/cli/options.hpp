@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collective_model.hpp"
 #include "core/verbs_model.hpp"
 
 namespace fabricproof {
@@ -19,6 +20,7 @@ struct RunOptions {
   std::string root = "/";      // filesystem root the probe reads (fixture trees in tests)
   bool quiet = false;
   VerbsOptions verbs;
+  SweepOptions collectives;
   std::vector<std::string> nccl_logs;  // NCCL_DEBUG=INFO logs to audit (the nccl_audit phase)
 };
 

@@ -55,6 +55,10 @@ const std::vector<LeafSpec>& leaf_specs() {
       {"/verbs/latency_usec/InfiniBand", Kind::number, true, 0, 1e6},
       {"/verbs/latency_usec/Ethernet", Kind::number, true, 0, 1e6},
       {"/verbs/latency_outlier_factor", Kind::number, false, 1, 1000},
+      {"/collectives/absolute_bw", Kind::boolean, false},
+      {"/collectives/busbw_efficiency", Kind::number, false, 0, 2},
+      {"/collectives/busbw_efficiency_fail", Kind::number, false, 0, 2},
+      {"/collectives/scaling_drop_factor", Kind::number, false, 1, 1000},
   };
   return specs;
 }
@@ -177,6 +181,11 @@ Profile build(const json& doc, const std::string& origin) {
   p.verbs.latency_usec_infiniband = verbs.at("latency_usec").at("InfiniBand").get<std::optional<double>>();
   p.verbs.latency_usec_ethernet = verbs.at("latency_usec").at("Ethernet").get<std::optional<double>>();
   p.verbs.latency_outlier_factor = verbs.at("latency_outlier_factor").get<double>();
+  const auto& coll = doc.at("collectives");
+  p.collectives.absolute_bw = coll.at("absolute_bw").get<bool>();
+  p.collectives.busbw_efficiency = coll.at("busbw_efficiency").get<double>();
+  p.collectives.busbw_efficiency_fail = coll.at("busbw_efficiency_fail").get<double>();
+  p.collectives.scaling_drop_factor = coll.at("scaling_drop_factor").get<double>();
   return p;
 }
 
@@ -226,6 +235,9 @@ ProfileLoad load_profile_text(std::string_view text, const std::string& origin) 
   }
   if (problems.empty() && effective["verbs"]["bw_fail_ratio"].get<double>() > effective["verbs"]["bw_pass_ratio"].get<double>())
     problems.push_back("/verbs/bw_fail_ratio: must not exceed /verbs/bw_pass_ratio");
+  if (problems.empty() &&
+      effective["collectives"]["busbw_efficiency_fail"].get<double>() > effective["collectives"]["busbw_efficiency"].get<double>())
+    problems.push_back("/collectives/busbw_efficiency_fail: must not exceed /collectives/busbw_efficiency");
   for (const auto& p : problems) fail(p);
   if (result.errors.empty()) result.profile = build(effective, origin);
   return result;

@@ -56,6 +56,12 @@ struct Profile {
     std::optional<double> latency_usec_ethernet;
     double latency_outlier_factor = 2.0;  // x the median pair's p50 latency
   } verbs;
+  struct Collectives {
+    bool absolute_bw = true;             // judge inter-node busbw against the NIC ceiling (off in the lab)
+    double busbw_efficiency = 0.88;      // of NICs x rate / 8 (the seed: 22 of 25 GB/s)
+    double busbw_efficiency_fail = 0.7;
+    double scaling_drop_factor = 5.0;    // 1-node busbw / 2-node busbw at the top size: "RDMA not used"
+  } collectives;
 
   bool includes_device(std::string_view device) const;
 };

@@ -53,6 +53,34 @@ std::string field(const nlohmann::json& object, const char* key) {
 
 std::string yes_no(const nlohmann::json& v) { return v.is_boolean() ? (v.get<bool>() ? "yes" : "no") : compact(v); }
 
+std::string gbps_cell(const nlohmann::json& v) { return v.is_number() ? fmt::format("{:.3f}", v.get<double>()) : "-"; }
+
+// The sweeps: busbw per node count at the largest size every group ran, then each sweep's peak.
+void collectives_tables(std::string& md, const nlohmann::json& c) {
+  md += fmt::format("\n## Collective sweeps ({} engine)\n\n", cell(field(c, "engine")));
+  const auto clip = c.value("clip", nlohmann::json::object());
+  if (!field(clip, "reason").empty()) md += fmt::format("Top size: {}.\n\n", cell(field(clip, "reason")));
+  md += "| engine | op | bytes | nodes: busbw (GB/s), x of 1 node |\n|---|---|---|---|\n";
+  for (const auto& s : c.value("scaling", nlohmann::json::array())) {
+    std::vector<std::string> groups;
+    for (const auto& g : s.value("groups", nlohmann::json::array()))
+      groups.push_back(fmt::format("{}: {}{}", compact(g["nodes"]), gbps_cell(g["busbw_GBps"]),
+                                   g["vs_one_node"].is_number() ? fmt::format(" ({:.2f}x)", g["vs_one_node"].get<double>()) : ""));
+    md += fmt::format("| {} | {} | {} | {} |\n", cell(field(s, "engine")), cell(field(s, "op")), cell(field(s, "bytes")),
+                      cell(fmt::format("{}", fmt::join(groups, "; "))));
+  }
+  md += "\n| engine | op | nodes | ranks | status | sizes | top size | busbw at top (GB/s) | peak busbw (GB/s) |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& res : c.value("results", nlohmann::json::array())) {
+    const auto rows = res.value("rows", nlohmann::json::array());
+    const auto top = rows.empty() ? nlohmann::json::object() : rows.back();
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(field(res, "engine")), cell(field(res, "op")),
+                      cell(field(res, "nodes")), cell(field(res, "ranks")),
+                      cell(field(res, "status") + (field(res, "reason").empty() ? "" : ": " + field(res, "reason"))), rows.size(),
+                      cell(field(top, "bytes")), gbps_cell(top.is_object() && top.contains("out_of_place") ? top["out_of_place"]["busbw_GBps"] : nlohmann::json()),
+                      gbps_cell(res.value("peak_busbw_GBps", nlohmann::json())));
+  }
+}
+
 }  // namespace
 
 std::string compact(const nlohmann::json& value) {
@@ -146,6 +174,8 @@ std::string render_markdown(const Report& r) {
   md += "\n## Absent, with the reason\n\n| node | what | reason |\n|---|---|---|\n";
   for (const auto& n : r.nodes)
     for (const auto& a : n.absent) md += fmt::format("| {} | {} | {} |\n", cell(n.host), cell(a.what), cell(a.reason));
+
+  if (r.sections.contains("collectives")) collectives_tables(md, r.sections["collectives"]);
 
   md += "\n## Rank map\n\n| rank | host | local rank | GPU |\n|---|---|---|---|\n";
   for (const auto& p : r.rank_map) md += fmt::format("| {} | {} | {} | {} |\n", p.rank, cell(p.host), p.local_rank, opt(p.gpu));

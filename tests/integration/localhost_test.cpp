@@ -53,7 +53,8 @@ std::vector<nlohmann::json> findings_with_id(const nlohmann::json& report, const
 TEST(Localhost, FourRanksOneNodeWriteTheContract) {
   test::TempDir tmp("localhost");
   const auto out = tmp.path() / "report";
-  const auto o = run_shell(mpirun(4) + " run --out " + out.string(), tmp.path() / "log");
+  // Small sweeps: this test is about the report contract, the next about the sweep itself.
+  const auto o = run_shell(mpirun(4) + " run --max-bytes 64K --iters 2 --warmup 1 --out " + out.string(), tmp.path() / "log");
   ASSERT_LE(o.exit_code, 1) << o.output;  // 0 or 1 depending on the machine's hardware; never 2
   const auto report = read_report(out);
   EXPECT_EQ(report["schema"], "fabricproof.report/1");
@@ -89,6 +90,59 @@ TEST(Localhost, FourRanksOneNodeWriteTheContract) {
   EXPECT_NE(o.output.find("report: "), std::string::npos) << o.output;
 }
 
+TEST(Localhost, MpiAllreduceSweepEightBytesTo64M) {
+  test::TempDir tmp("sweep");
+  const auto o = run_shell(mpirun(4) + " run --phases collectives --collective-engine mpi --max-bytes 64M --out " + tmp.path().string(),
+                           tmp.path() / "log");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const auto report = read_report(tmp.path());
+  const auto& section = report["collectives"];
+  EXPECT_EQ(section["engine"], "mpi");
+  ASSERT_EQ(section["results"].size(), 1u);
+  const auto& result = section["results"][0];
+  EXPECT_EQ(result["op"], "allreduce");
+  EXPECT_EQ(result["nodes"], 1);
+  EXPECT_EQ(result["ranks"], 4);
+  EXPECT_EQ(result["status"], "ok");
+  const auto& rows = result["rows"];
+  ASSERT_EQ(rows.size(), 24u) << "8 B .. 64 MiB by powers of two";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    EXPECT_EQ(row["bytes"], 8ull << i);
+    EXPECT_EQ(row["count"], (8ull << i) / 4);
+    EXPECT_EQ(row["dtype"], "float");
+    for (const char* form : {"out_of_place", "in_place"}) {
+      const auto& t = row[form];
+      ASSERT_TRUE(t.is_object()) << form << " at " << row["bytes"];
+      EXPECT_EQ(t["wrong"], 0) << form << " at " << row["bytes"];
+      EXPECT_GT(t["time_us"].get<double>(), 0);
+      EXPECT_NEAR(t["busbw_GBps"].get<double>(), 1.5 * t["algbw_GBps"].get<double>(), 1e-9) << "allreduce on 4 ranks: 2(n-1)/n";
+      EXPECT_NEAR(t["algbw_GBps"].get<double>(), row["bytes"].get<double>() / t["time_us"].get<double>() / 1e3, 1e-9);
+    }
+  }
+  EXPECT_GT(result["peak_busbw_GBps"].get<double>(), 0);
+  ASSERT_EQ(section["scaling"].size(), 1u);
+  EXPECT_EQ(section["scaling"][0]["bytes"], 64 << 20);
+  EXPECT_EQ(findings_with_id(report, "collective_data").at(0)["verdict"], "pass");
+  EXPECT_NE(o.output.find("67108864"), std::string::npos) << "rank 0 prints rows as they complete";
+}
+
+TEST(Localhost, NcclEngineWithoutGpusIsSkippedWithTheReason) {
+  test::TempDir tmp("nccl-engine");
+  const auto o = run_shell(mpirun(1) + " run --phases collectives --collective-engine nccl --out " + tmp.path().string(), tmp.path() / "log");
+  const auto report = read_report(tmp.path());
+  bool gpus = false;
+  for (const auto& n : report["nodes"]) gpus |= !n["gpus"].empty();
+  if (gpus) GTEST_SKIP() << "this machine has a GPU: the NCCL engine runs instead";
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  for (const auto& p : report["phases"])
+    if (p["name"] == "collectives") {
+      EXPECT_EQ(p["verdict"], "skip");
+      const std::string reason = p["reason"];
+      EXPECT_TRUE(reason.find("has no GPU") != std::string::npos || reason.find("built without NCCL") != std::string::npos) << reason;
+    }
+}
+
 TEST(Localhost, ExpectNodesMismatchFailsWithExitCode1) {
   test::TempDir tmp("expect");
   const auto o = run_shell(mpirun(2) + " run --phases inventory --expect-nodes 2 --out " + tmp.path().string(), tmp.path() / "log");
@@ -104,7 +158,7 @@ TEST(Localhost, MalformedProfileIsNamedAndTheReportStillWritten) {
   const auto profile = tmp.path() / "site.json";
   std::ofstream(profile) << R"({"schema": "fabricproof.profile/1", "name": "site", "roce": {"mtu": 4096}})";
   const auto out = tmp.path() / "report";
-  const auto o = run_shell(mpirun(2) + " run --profile " + profile.string() + " --out " + out.string(), tmp.path() / "log");
+  const auto o = run_shell(mpirun(2) + " run --phases inventory --profile " + profile.string() + " --out " + out.string(), tmp.path() / "log");
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_NE(o.output.find("/roce/mtu: unknown key"), std::string::npos) << o.output;
   const auto report = read_report(out);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Soft-RoCE lab tests (ctest label `lab`). One step per ctest test, sharing one running lab:
-#   up -> rxe-ports -> write-bw -> acceptance -> faults -> verbs-faults -> down
+#   up -> rxe-ports -> write-bw -> acceptance -> collectives -> faults -> verbs-faults -> down
 # Exit 77 (ctest: skipped) with the reason when this machine cannot run the lab at all.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,6 +13,10 @@ failures=0
 # absolute figures. With 128 x 64 KiB in flight, a starved guest's rxe can stall in retransmission
 # (seen twice while another node's ssh ate the CPU); 32 in flight keeps it out of that corner.
 verbs_args=(--verbs-duration 1 --verbs-lat-iterations 200 --verbs-tx-depth 32)
+# The collective sweeps (MPI over the management network) stay small: correctness and the 1 -> 2 ->
+# 4 node structure are what the lab shows; the fault steps leave them out.
+coll_args=(--collective-engine mpi --max-bytes 256K --iters 3 --warmup 1)
+fault_phases=(--phases inventory,verbs)
 
 skip() { echo "SKIPPED: $*"; exit 77; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -95,7 +99,7 @@ step_write_bw() {
 
 # 3. lab acceptance on all nodes: 4 nodes, RoCE ports healthy, software consistent, verdict pass.
 step_acceptance() {
-  accept acceptance 0 -- --expect-nodes "$nodes" "${verbs_args[@]}"
+  accept acceptance 0 -- --expect-nodes "$nodes" "${verbs_args[@]}" "${coll_args[@]}"
   expect "report lists $nodes nodes" "(.nodes | length) == $nodes" "$r"
   expect "hosts are node1..node$nodes" "[.nodes[].host] | sort == [range(1; $nodes + 1) | \"node\\(.)\"]" "$r"
   expect "every node has a RoCE port ACTIVE" "[.nodes[] | any(.rdma_devices[].ports[]; .state == \"ACTIVE\" and .link_layer == \"Ethernet\")] | all" "$r"
@@ -109,7 +113,25 @@ step_acceptance() {
   expect "every off-diagonal latency cell is a measurement" "[.verbs.matrix.write_lat.cells | to_entries[] | .key as \$i | .value | to_entries[] | select(.key != \$i) | .value | type] | all(. == \"number\")" "$r"
   expect "the matrix has $nodes x $nodes cells" "(.verbs.matrix.write_bw.cells | length) == $nodes" "$r"
   expect "SEND payloads verified without mismatch" "[.verbs.pairs[].tests[] | select(.test == \"send_bw\") | (.verified > 0 and .mismatches == 0)] | all" "$r"
+  expect "the collectives ran on 1, 2 and $nodes nodes" "[.collectives.results[].nodes] == [1, 2, $nodes]" "$r"
   expect "verdict pass" ".verdict == \"pass\"" "$r"
+  finish
+}
+
+# 3b. The collective sweeps across the VMs: 1 -> 2 -> 4 node scaling with the MPI engine, every
+#     result element verified, busbw = algbw x the allreduce factor of each group.
+step_collectives() {
+  accept collectives 0 -- --phases collectives --collective-engine mpi --collective-ops allreduce,allgather,reduce_scatter \
+    --max-bytes 1M --iters 5 --warmup 1
+  expect "one group per node count: 1, 2, $nodes" "[.collectives.groups[].nodes] == [1, 2, $nodes]" "$r"
+  expect "each group holds its nodes' ranks" "[.collectives.groups[] | (.ranks | length) == .nodes] | all" "$r"
+  expect "three ops on each group" "[.collectives.results[] | \"\\(.op)@\\(.nodes)\"] | sort == ([\"allreduce\", \"allgather\", \"reduce_scatter\"] | map(. as \$o | [1, 2, $nodes] | map(\"\\(\$o)@\\(.)\")) | flatten | sort)" "$r"
+  expect "every sweep completed up to 1 MiB" "[.collectives.results[] | .status == \"ok\" and .rows[-1].bytes == 1048576] | all" "$r"
+  expect "no wrong element anywhere" "[.collectives.results[].rows[] | .out_of_place.wrong, (.in_place // {wrong: 0}).wrong] | all(. == 0)" "$r"
+  expect "allreduce busbw = algbw x 2(n-1)/n" "[.collectives.results[] | select(.op == \"allreduce\") | .ranks as \$n | .rows[] | .out_of_place | (.busbw_GBps - .algbw_GBps * 2 * (\$n - 1) / \$n) | fabs < 1e-9] | all" "$r"
+  expect "the scaling table has the three node counts" "[.collectives.scaling[] | [.groups[].nodes] == [1, 2, $nodes]] | all" "$r"
+  expect "the MPI baseline is not judged by the NCCL scaling rule" "[.findings[] | select(.id == \"collective_scaling\") | .verdict] | all(. == \"skip\")" "$r"
+  jq -r '.collectives.scaling[] | "\(.op) at \(.bytes) B: " + ([.groups[] | "\(.nodes) node(s) \(.busbw_GBps * 1000 | round / 1000) GB/s"] | join(", "))' "$r"
   finish
 }
 
@@ -124,7 +146,7 @@ step_faults() {
   expect "the other nodes' MTU rules pass" "[.findings[] | select((.id == \"roce_mtu\" or .id == \"roce_netdev_mtu\") and (.subject | startswith(\"node3/\") | not)) | .verdict] | all(. == \"pass\")" "$r"
   expect "the consistency finding names node3, and only node3" "[.findings[] | select(.id == \"consistency_active_mtus\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"node3\")) and (.[0].hint | contains(\"node1\") | not)" "$r"
 
-  accept fault-link-down 1 --fault node2:link-down -- "${verbs_args[@]}" --verbs-tests write_bw
+  accept fault-link-down 1 --fault node2:link-down -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw
   expect "node2's port is reported DOWN" "[.nodes[] | select(.host == \"node2\") | .rdma_devices[].ports[].state] == [\"DOWN\"]" "$r"
   expect "node2's port_state finding fails and names the netdev" "[.findings[] | select(.id == \"port_state\" and .subject == \"node2/rxe0:1\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"eth1\"))" "$r"
   expect "the other ports are ACTIVE" "[.nodes[] | select(.host != \"node2\") | .rdma_devices[].ports[].state] | all(. == \"ACTIVE\")" "$r"
@@ -136,7 +158,7 @@ step_faults() {
 #    node2's data link going down in the middle of the phase leaves error cells, and the run ends
 #    with its report.
 step_verbs_faults() {
-  accept verbs-rate 1 --fault node3:rate:50mbit -- "${verbs_args[@]}"
+  accept verbs-rate 1 --fault node3:rate:50mbit -- "${fault_phases[@]}" "${verbs_args[@]}"
   expect "writes towards node3 are outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"-> node3/rxe0\") and endswith(\"(write_bw)\"))) | .verdict] | (length == 3 and all(. == \"fail\"))" "$r"
   expect "pairs without node3 are not outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"node3\") | not)) | .verdict] | all(. == \"pass\")" "$r"
   expect "node3 is named as the suspect endpoint" "[.findings[] | select(.id == \"verbs_suspect_endpoint\") | .subject] == [\"node3/rxe0\"]" "$r"
@@ -144,7 +166,7 @@ step_verbs_faults() {
   local out="$work/verbs-link-down" rc
   rm -rf "$out"
   local log="$work/verbs-link-down.log"
-  "$lab" acceptance --out "$out" -- --verbs-duration 2 --verbs-lat-iterations 200 --verbs-tx-depth 32 >"$log" 2>&1 &
+  "$lab" acceptance --out "$out" -- "${fault_phases[@]}" --verbs-duration 2 --verbs-lat-iterations 200 --verbs-tx-depth 32 >"$log" 2>&1 &
   local run=$!
   for _ in $(seq 1 300); do grep -q "verbs: starting" "$log" && break; sleep 1; done
   grep -q "verbs: starting" "$log" || fail "the verbs phase never started"
@@ -182,8 +204,9 @@ case "${1:-}" in
   rxe-ports) step_rxe_ports ;;
   write-bw) step_write_bw ;;
   acceptance) step_acceptance ;;
+  collectives) step_collectives ;;
   faults) step_faults ;;
   verbs-faults) step_verbs_faults ;;
   down) step_down ;;
-  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|faults|verbs-faults|down"; exit 2 ;;
+  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|collectives|faults|verbs-faults|down"; exit 2 ;;
 esac

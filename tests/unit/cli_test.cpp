@@ -24,6 +24,46 @@ TEST(Cli, RunWithEveryOption) {
   EXPECT_TRUE(cl.run.quiet);
 }
 
+TEST(Cli, CollectiveSweepOptions) {
+  auto cl = parse({"run", "--out", "d", "--collective-engine", "mpi", "--collective-ops", "allreduce,reduce-scatter,allgather",
+                   "--min-bytes", "1K", "--max-bytes", "64M", "--factor", "4", "--iters", "7", "--warmup", "0", "--dtype", "double",
+                   "--redop", "max", "--no-in-place", "--nccl-ring", "--collective-timeout", "30"});
+  ASSERT_FALSE(cl.exit_code) << cl.message;
+  const auto& c = cl.run.collectives;
+  EXPECT_EQ(c.engine, "mpi");
+  EXPECT_EQ(c.ops, (std::vector<std::string>{"allreduce", "reduce_scatter", "allgather"}));
+  EXPECT_EQ(c.min_bytes, 1024u);
+  EXPECT_EQ(c.max_bytes, 64u << 20);
+  EXPECT_EQ(c.factor, 4);
+  EXPECT_EQ(c.iters, 7);
+  EXPECT_EQ(c.warmup, 0);
+  EXPECT_EQ(c.dtype, "double");
+  EXPECT_EQ(c.redop, "max");
+  EXPECT_FALSE(c.in_place);
+  EXPECT_TRUE(c.ring);
+  EXPECT_EQ(c.timeout_s, 30);
+  const auto defaults = parse({"run", "--out", "d"}).run.collectives;
+  EXPECT_EQ(defaults.engine, "auto");
+  EXPECT_EQ(defaults.min_bytes, 8u);
+  EXPECT_EQ(defaults.max_bytes, 8ull << 30);  // nccl-tests' 8 B .. 8 GB, factor 2
+  EXPECT_EQ(defaults.ops, (std::vector<std::string>{"allreduce"}));
+}
+
+TEST(Cli, BadCollectiveOptionsAreNamed) {
+  auto cl = parse({"run", "--out", "d", "--collective-ops", "allreduce,gossip"});
+  ASSERT_TRUE(cl.exit_code);
+  EXPECT_NE(cl.message.find("gossip"), std::string::npos) << cl.message;
+  cl = parse({"run", "--out", "d", "--max-bytes", "lots"});
+  ASSERT_TRUE(cl.exit_code);
+  EXPECT_NE(cl.message.find("--max-bytes"), std::string::npos) << cl.message;
+  cl = parse({"run", "--out", "d", "--min-bytes", "1M", "--max-bytes", "1K"});
+  ASSERT_TRUE(cl.exit_code);
+  EXPECT_NE(cl.message.find("--min-bytes"), std::string::npos) << cl.message;
+  cl = parse({"run", "--out", "d", "--collective-engine", "gloo"});
+  ASSERT_TRUE(cl.exit_code);
+  EXPECT_NE(cl.message.find("--collective-engine"), std::string::npos) << cl.message;
+}
+
 TEST(Cli, DefaultsRunEveryPhaseWithTheDefaultProfile) {
   auto cl = parse({"run", "--out", "dir"});
   ASSERT_FALSE(cl.exit_code);

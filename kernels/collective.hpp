@@ -1,0 +1,20 @@
+#pragma once
+// Fill and check the data of a verified collective call on the GPU (core/collective_pattern.hpp),
+// like nccl-tests' -c. Launchers return "" on success or the CUDA error text; `stream` is a
+// cudaStream_t passed as void* to keep CUDA out of this header. Both synchronize the stream.
+#include <cstdint>
+#include <string>
+
+#include "core/collective_types.hpp"
+
+namespace fabricproof::kernels {
+
+// Zeroes `output` (out_count elements), then writes this rank's input pattern (in_count elements)
+// at `input`, which may lie inside `output` (the in-place forms).
+std::string fill_collective(void* input, uint64_t in_count, void* output, uint64_t out_count, DataType type, int rank, void* stream);
+
+// Counts output elements that differ from the expected result of the call on `rank`.
+std::string count_collective_wrong(const void* output, uint64_t out_count, CollOp op, ReduceOp redop, DataType type, int rank,
+                                   int ranks, uint64_t chunk, uint64_t* wrong, void* stream);
+
+}  // namespace fabricproof::kernels

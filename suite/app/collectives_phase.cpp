@@ -1,0 +1,226 @@
+#include "app/collectives_phase.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "app/build_info.hpp"
+#include "collectives/sweep.hpp"
+#include "core/collective_rules.hpp"
+#include "report/report.hpp"
+#if FABRICPROOF_HAVE_NCCL
+#include "collectives/nccl_engine.hpp"
+#endif
+
+namespace fabricproof::app {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Group {
+  int nodes = 0;
+  std::vector<std::string> hosts;
+  std::vector<int> ranks;
+};
+
+// What rank 0 decides and every rank needs: the engine, the groups, each rank's GPU.
+struct Plan {
+  std::string engine;
+  std::vector<Group> groups;
+  std::vector<int> devices;          // CUDA ordinal per world rank (-1: none)
+  std::vector<int> device_sharers;   // ranks of the node on the same device, per world rank
+  std::vector<int> node_ranks;       // ranks on the same node, per world rank
+};
+FABRICPROOF_JSON(Group, nodes, hosts, ranks)
+FABRICPROOF_JSON(Plan, engine, groups, devices, device_sharers, node_ranks)
+
+Plan make_plan(const std::string& engine, const ClusterFacts& cluster, int world_size) {
+  Plan plan;
+  plan.engine = engine;
+  plan.devices.assign(static_cast<size_t>(world_size), -1);
+  plan.device_sharers.assign(static_cast<size_t>(world_size), 1);
+  plan.node_ranks.assign(static_cast<size_t>(world_size), 1);
+  std::vector<std::pair<int, const NodeFacts*>> order;  // nodes in the order of their lowest rank
+  for (const auto& n : cluster.nodes) {
+    int lowest = INT_MAX;
+    for (const auto& r : n.ranks) {
+      lowest = std::min(lowest, r.rank);
+      if (r.rank < 0 || r.rank >= world_size) continue;
+      plan.devices[static_cast<size_t>(r.rank)] = r.gpu.value_or(-1);
+      plan.node_ranks[static_cast<size_t>(r.rank)] = static_cast<int>(n.ranks.size());
+      plan.device_sharers[static_cast<size_t>(r.rank)] = static_cast<int>(
+          std::count_if(n.ranks.begin(), n.ranks.end(), [&](const RankFacts& o) { return o.gpu == r.gpu; }));
+    }
+    if (!n.ranks.empty()) order.emplace_back(lowest, &n);
+  }
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (int count : scaling_node_counts(static_cast<int>(order.size()))) {
+    Group g;
+    g.nodes = count;
+    for (int i = 0; i < count; ++i) {
+      g.hosts.push_back(order[static_cast<size_t>(i)].second->host);
+      for (const auto& r : order[static_cast<size_t>(i)].second->ranks) g.ranks.push_back(r.rank);
+    }
+    std::sort(g.ranks.begin(), g.ranks.end());
+    plan.groups.push_back(g);
+  }
+  return plan;
+}
+
+// NCCL_DEBUG output goes to one file per rank, unless the user chose otherwise: what NCCL prints
+// about transports is what the nccl_audit phase judges. Returns the file this rank's log lands in.
+std::string prepare_nccl_environment(const SweepOptions& o) {
+  setenv("NCCL_DEBUG", "INFO", 0);
+  setenv("NCCL_DEBUG_SUBSYS", "INIT,NET,GRAPH", 0);
+  if (o.ring) setenv("NCCL_ALGO", "Ring", 0);
+  if (!std::getenv("NCCL_DEBUG_FILE")) {
+    const char* tmp = std::getenv("TMPDIR");
+    setenv("NCCL_DEBUG_FILE", fmt::format("{}/fabricproof-nccl-%h-%p.log", tmp && *tmp ? tmp : "/tmp").c_str(), 1);
+  }
+  // NCCL expands %h (hostname) and %p (pid) in the name.
+  std::string name = std::getenv("NCCL_DEBUG_FILE");
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  for (size_t at; (at = name.find("%h")) != std::string::npos;) name.replace(at, 2, host);
+  for (size_t at; (at = name.find("%p")) != std::string::npos;) name.replace(at, 2, std::to_string(getpid()));
+  return name;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::unique_ptr<collectives::Engine> make_engine(const Plan& plan, MPI_Comm group, int rank, uint64_t max_bytes, double timeout_s) {
+#if FABRICPROOF_HAVE_NCCL
+  if (plan.engine == "nccl") return collectives::make_nccl_engine(group, plan.devices[static_cast<size_t>(rank)], max_bytes, timeout_s);
+#else
+  (void)plan;
+  (void)rank;
+  (void)timeout_s;
+#endif
+  return collectives::make_mpi_engine(group, max_bytes);
+}
+
+collectives::Usable usable_memory(const Plan& plan, int rank) {
+#if FABRICPROOF_HAVE_NCCL
+  if (plan.engine == "nccl")
+    return collectives::usable_gpu_memory(plan.devices[static_cast<size_t>(rank)], plan.device_sharers[static_cast<size_t>(rank)]);
+#endif
+  return collectives::usable_host_memory(plan.node_ranks[static_cast<size_t>(rank)]);
+}
+
+// The longest a group may take before the waiting ranks give up on it: every wait of every size
+// and form at its deadline (the MPI engine's blocking calls have none of their own).
+double group_budget_s(const SweepOptions& o, size_t sizes) {
+  return static_cast<double>(o.ops.size() * sizes * 2 * 3) * o.timeout_s + 60;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> choose_collective_engine(const SweepOptions& options, const ClusterFacts& cluster) {
+  if (!cluster.missing_ranks.empty()) return {"", fmt::format("{} rank(s) did not answer the inventory", cluster.missing_ranks.size())};
+  std::string without_gpu;
+  for (const auto& n : cluster.nodes)
+    for (const auto& r : n.ranks)
+      if (!r.gpu && without_gpu.empty()) without_gpu = fmt::format("rank {} on {} has no GPU", r.rank, n.host);
+  if (options.engine == "mpi") return {"mpi", ""};
+  if (options.engine == "nccl") {
+    if (!FABRICPROOF_HAVE_NCCL) return {"", "--collective-engine nccl: built without NCCL (FABRICPROOF_WITH_NCCL)"};
+    if (!without_gpu.empty()) return {"", "--collective-engine nccl: " + without_gpu};
+    return {"nccl", ""};
+  }
+  return {FABRICPROOF_HAVE_NCCL && without_gpu.empty() ? "nccl" : "mpi", ""};
+}
+
+CollectivesOutcome run_collectives_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
+                                         const Profile& profile, const std::function<void(const std::string&)>& progress,
+                                         const std::function<void(const json&)>& after_group) {
+  const auto& o = options.collectives;
+  const auto deadline = [&](double seconds) { return mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000)); };
+  std::string plan_text;
+  if (session.is_root()) plan_text = json_text(json(make_plan(choose_collective_engine(o, cluster).first, cluster, session.size())));
+  auto shared = mpi::broadcast_from_root(session, plan_text, deadline(options.timeout_s));
+  if (!shared) throw std::runtime_error("the collectives plan did not reach every rank in time");
+  const auto plan = json::parse(*shared).get<Plan>();
+
+  // The top size: what the tightest rank can hold in two buffers (send and receive).
+  const auto usable = usable_memory(plan, session.rank());
+  uint64_t least = usable.bytes;
+  MPI_Allreduce(&usable.bytes, &least, 1, MPI_UINT64_T, MPI_MIN, session.world());
+  const uint64_t max_elements = plan.engine == "mpi" ? static_cast<uint64_t>(INT_MAX) : UINT64_MAX / 8;
+  const auto clip = clip_max_bytes(o.min_bytes, o.max_bytes, o.factor, least, 2, max_elements, usable.why);
+  const auto sizes = sweep_sizes(o.min_bytes, clip.max_bytes, o.factor);
+  if (sizes.empty()) throw std::runtime_error(fmt::format("no size of the sweep fits: {}", clip.reason));
+  const std::string nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : "";
+
+  CollectivesOutcome outcome;
+  std::vector<CollResult> results;
+  auto section = [&] {
+    return json{{"engine", plan.engine},
+                {"options", o},
+                {"clip", {{"requested_max_bytes", o.max_bytes}, {"max_bytes", clip.max_bytes}, {"reason", clip.reason}}},
+                {"groups", plan.groups},
+                {"results", results},
+                {"scaling", scaling_table(results)},
+                {"nccl_logs", outcome.nccl_logs}};
+  };
+  if (!clip.reason.empty()) progress("collectives: " + clip.reason);
+
+  for (const auto& group : plan.groups) {
+    const bool member = std::binary_search(group.ranks.begin(), group.ranks.end(), session.rank());
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_split(session.world(), member ? 0 : MPI_UNDEFINED, session.rank(), &comm);
+    if (member) {
+      auto engine = make_engine(plan, comm, session.rank(), clip.max_bytes, o.timeout_s);
+      for (const auto& name : o.ops) {
+        collectives::SweepPlan sweep{*coll_op_from(name), *data_type_from(o.dtype), *reduce_op_from(o.redop), sizes, o.iters, o.warmup, o.in_place};
+        progress(fmt::format("collectives: {} ({}) on {} node(s), {} rank(s), {} {}", name, plan.engine, group.nodes, group.ranks.size(),
+                             o.dtype, reduces(sweep.op) ? o.redop : ""));
+        progress(coll_header_line());
+        auto result = collectives::run_sweep(*engine, comm, sweep, [&](const CollRow& row) { progress(coll_row_line(row)); });
+        result.nodes = group.nodes;
+        result.hosts = group.hosts;
+        if (result.status != "ok") progress(fmt::format("collectives: {} stopped: {}", name, result.reason));
+        results.push_back(std::move(result));  // kept on rank 0 (the group's rank 0: groups start at its node)
+      }
+      engine.reset();  // the NCCL communicator ends before the group's MPI communicator
+      MPI_Comm_free(&comm);
+    }
+    // Ranks outside the group wait here (yielding the CPU) until rank 0 releases the next group.
+    if (!mpi::broadcast_from_root(session, "next", deadline(group_budget_s(o, sizes.size()))))
+      throw std::runtime_error(fmt::format("rank 0 did not finish the {}-node group in time", group.nodes));
+    if (session.is_root()) after_group(section());
+  }
+
+  if (plan.engine == "nccl") {  // every rank's NCCL_DEBUG log, kept next to the report
+    const auto logs = mpi::gather_to_root(session, read_text(nccl_log), deadline(options.timeout_s));
+    if (session.is_root()) {
+      const auto dir = fs::path(options.out_dir) / "nccl-logs";
+      fs::create_directories(dir);
+      for (size_t rank = 0; rank < logs.size(); ++rank) {
+        if (!logs[rank] || logs[rank]->empty()) continue;
+        const auto path = (dir / fmt::format("rank-{}.log", rank)).string();
+        if (write_file_atomic(path, *logs[rank]).empty()) outcome.nccl_logs.push_back(path);
+      }
+    }
+  }
+  if (!session.is_root()) return outcome;
+  outcome.findings = check_collectives(results, cluster, profile);
+  outcome.section = section();
+  outcome.summary = fmt::format("{} engine, {} sweep(s) over {} group(s), sizes {}..{} bytes", plan.engine, results.size(),
+                                plan.groups.size(), sizes.front(), sizes.back());
+  return outcome;
+}
+
+}  // namespace fabricproof::app

@@ -1,0 +1,35 @@
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/options.hpp"
+#include "core/finding.hpp"
+#include "core/inventory.hpp"
+#include "core/profile.hpp"
+#include "mpi/session.hpp"
+
+namespace fabricproof::app {
+
+// Which engine the sweeps use on this cluster ("nccl" or "mpi"), or why they cannot run:
+// {engine, skip_reason}. Rank 0 decides from the inventory.
+std::pair<std::string, std::string> choose_collective_engine(const SweepOptions& options, const ClusterFacts& cluster);
+
+struct CollectivesOutcome {
+  nlohmann::json section;              // the report's `collectives` section
+  std::vector<Finding> findings;
+  std::vector<std::string> nccl_logs;  // per-rank NCCL_DEBUG logs kept in the report directory
+  std::string summary;
+};
+
+// The scaling sweeps: groups of the first 1, 2, 4, ... and all nodes, each a sub-communicator,
+// every op of the options on each, with the engine rank 0 chooses. Every rank calls it; ranks
+// outside a group wait. Rank 0 prints rows as they complete and calls `after_group` with the section so far.
+// The outcome is meaningful on rank 0.
+CollectivesOutcome run_collectives_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
+                                         const Profile& profile,
+                                         const std::function<void(const std::string&)>& progress,
+                                         const std::function<void(const nlohmann::json&)>& after_group);
+
+}  // namespace fabricproof::app

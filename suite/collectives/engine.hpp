@@ -1,0 +1,47 @@
+#pragma once
+// The collective engine interface the sweep harness drives: an engine owns its buffers and its
+// communicator for one group of ranks; the harness owns sizes, timing agreement and rows.
+// Engines report errors as text instead of throwing, so that every rank of the group still reaches
+// the harness's agreement step (no exception crosses an MPI collective; design.md).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <mpi.h>
+
+#include "core/collective_model.hpp"
+
+namespace fabricproof::collectives {
+
+struct CollCall {
+  CollOp op = CollOp::allreduce;
+  DataType dtype = DataType::float32;
+  ReduceOp redop = ReduceOp::sum;
+  uint64_t chunk = 0;  // elements per rank-local chunk (chunk_elements())
+  bool in_place = false;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string name() const = 0;
+  virtual bool supports_in_place(CollOp op) const = 0;
+  // Writes this rank's input pattern (core/collective_pattern.hpp) and clears the output.
+  virtual std::string fill(const CollCall& call) = 0;
+  // Runs `calls` calls back to back; *seconds is the time they took on this rank.
+  virtual std::string run(const CollCall& call, int calls, double* seconds) = 0;
+  // Counts output elements that differ from the expected result.
+  virtual std::string count_wrong(const CollCall& call, uint64_t* wrong) = 0;
+};
+
+// MPI collectives on host memory: a host-network baseline that runs everywhere.
+std::unique_ptr<Engine> make_mpi_engine(MPI_Comm group, uint64_t max_bytes);
+
+// Memory a rank may use for an engine's buffers, and where the figure comes from.
+struct Usable {
+  uint64_t bytes = 0;
+  std::string why;
+};
+Usable usable_host_memory(int ranks_on_node);
+
+}  // namespace fabricproof::collectives

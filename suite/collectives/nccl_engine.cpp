@@ -1,0 +1,205 @@
+#include "collectives/nccl_engine.hpp"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <thread>
+
+#include "core/collective_pattern.hpp"
+#include "kernels/collective.hpp"
+
+namespace fabricproof::collectives {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ncclDataType_t nccl_type(DataType t) {
+  switch (t) {
+    case DataType::float32: return ncclFloat32;
+    case DataType::float64: return ncclFloat64;
+    case DataType::int32: return ncclInt32;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::max ? ncclMax : op == ReduceOp::min ? ncclMin : ncclSum; }
+
+std::string cuda_error(const char* call, cudaError_t e) {
+  return e == cudaSuccess ? "" : fmt::format("{}: {}: {}", call, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+class NcclEngine : public Engine {
+ public:
+  NcclEngine(MPI_Comm group, int device, uint64_t max_bytes, double timeout_s) : timeout_(std::chrono::duration<double>(timeout_s)) {
+    MPI_Comm_rank(group, &rank_);
+    MPI_Comm_size(group, &ranks_);
+    error_ = setup(group, device, max_bytes);
+  }
+
+  ~NcclEngine() override {
+    if (comm_) {  // a clean communicator: finalize (non-blocking: until done), then free
+      if (ncclCommFinalize(comm_) == ncclInProgress) settle("ncclCommFinalize");
+      ncclCommDestroy(comm_);
+    }
+    if (start_) cudaEventDestroy(start_);
+    if (stop_) cudaEventDestroy(stop_);
+    if (stream_) cudaStreamDestroy(stream_);
+    cudaFree(send_);
+    cudaFree(recv_);
+  }
+
+  std::string name() const override { return "nccl"; }
+  bool supports_in_place(CollOp op) const override { return coll_in_place_offset(op, 0, 1) >= 0; }
+
+  std::string fill(const CollCall& c) override {
+    if (!error_.empty()) return error_;
+    const uint64_t in_count = coll_input_elements(c.op, c.chunk, ranks_);
+    const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
+    return kernels::fill_collective(input(c), in_count, recv_, out_count, c.dtype, rank_, stream_);
+  }
+
+  std::string run(const CollCall& c, int calls, double* seconds) override {
+    if (!error_.empty()) return error_;
+    if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(start_, stream_)); !e.empty()) return e;
+    for (int i = 0; i < calls; ++i) {
+      const ncclResult_t r = enqueue(c);
+      if (r == ncclInProgress) {
+        if (auto e = settle("enqueue"); !e.empty()) return fail(e);
+      } else if (r != ncclSuccess) {
+        return fail(fmt::format("{}: {} ({})", to_string(c.op), ncclGetErrorString(r), ncclGetLastError(comm_)));
+      }
+    }
+    if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(stop_, stream_)); !e.empty()) return e;
+    if (auto e = wait(stop_); !e.empty()) return fail(e);
+    float ms = 0;
+    if (auto e = cuda_error("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start_, stop_)); !e.empty()) return e;
+    *seconds = ms / 1e3;
+    return "";
+  }
+
+  std::string count_wrong(const CollCall& c, uint64_t* wrong) override {
+    if (!error_.empty()) return error_;
+    const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
+    return kernels::count_collective_wrong(recv_, out_count, c.op, c.redop, c.dtype, rank_, ranks_, c.chunk, wrong, stream_);
+  }
+
+ private:
+  std::string setup(MPI_Comm group, int device, uint64_t max_bytes) {
+    if (auto e = cuda_error("cudaSetDevice", cudaSetDevice(device)); !e.empty()) return e;
+    if (auto e = cuda_error("cudaMalloc", cudaMalloc(&send_, max_bytes)); !e.empty()) return e;
+    if (auto e = cuda_error("cudaMalloc", cudaMalloc(&recv_, max_bytes)); !e.empty()) return e;
+    if (auto e = cuda_error("cudaStreamCreate", cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); !e.empty()) return e;
+    if (auto e = cuda_error("cudaEventCreate", cudaEventCreate(&start_)); !e.empty()) return e;
+    if (auto e = cuda_error("cudaEventCreate", cudaEventCreate(&stop_)); !e.empty()) return e;
+    ncclUniqueId id{};
+    ncclResult_t got = rank_ == 0 ? ncclGetUniqueId(&id) : ncclSuccess;
+    // The id goes out even when it failed, so that no rank waits for it; the error is agreed below.
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, group);
+    int ok = got == ncclSuccess, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, group);
+    if (!all_ok) return fmt::format("ncclGetUniqueId failed on the group's rank 0 ({})", ncclGetErrorString(got));
+    // Non-blocking: init and every later call return at once and are polled against a deadline.
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    const ncclResult_t r = ncclCommInitRankConfig(&comm_, ranks_, id, rank_, &config);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      comm_ = nullptr;
+      return fmt::format("ncclCommInitRankConfig: {}", ncclGetErrorString(r));
+    }
+    if (auto e = settle("ncclCommInitRankConfig"); !e.empty()) return fail(e);
+    return "";
+  }
+
+  void* input(const CollCall& c) const {
+    if (!c.in_place) return send_;
+    return static_cast<char*>(recv_) + coll_in_place_offset(c.op, rank_, c.chunk) * size_of(c.dtype);
+  }
+
+  ncclResult_t enqueue(const CollCall& c) {
+    const auto type = nccl_type(c.dtype);
+    const void* in = input(c);
+    switch (c.op) {
+      case CollOp::allreduce: return ncclAllReduce(in, recv_, c.chunk, type, nccl_op(c.redop), comm_, stream_);
+      case CollOp::allgather: return ncclAllGather(in, recv_, c.chunk, type, comm_, stream_);
+      case CollOp::reduce_scatter: return ncclReduceScatter(in, recv_, c.chunk, type, nccl_op(c.redop), comm_, stream_);
+      case CollOp::broadcast: return ncclBroadcast(in, recv_, c.chunk, type, 0, comm_, stream_);
+      case CollOp::alltoall: {  // NCCL has no alltoall call: grouped send/recv, as nccl-tests does
+        const size_t bytes = c.chunk * static_cast<size_t>(size_of(c.dtype));
+        ncclGroupStart();
+        for (int peer = 0; peer < ranks_; ++peer) {
+          ncclSend(static_cast<const char*>(in) + peer * bytes, c.chunk, type, peer, comm_, stream_);
+          ncclRecv(static_cast<char*>(recv_) + peer * bytes, c.chunk, type, peer, comm_, stream_);
+        }
+        return ncclGroupEnd();
+      }
+    }
+    return ncclInvalidArgument;
+  }
+
+  // Polls the communicator until it leaves ncclInProgress; an error or the deadline is returned.
+  std::string settle(const char* what) {
+    const auto deadline = Clock::now() + timeout_;
+    ncclResult_t state = ncclInProgress;
+    while (true) {
+      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess || state != ncclInProgress) break;
+      if (Clock::now() > deadline) return fmt::format("{}: not done after {} s", what, timeout_.count());
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    return state == ncclSuccess ? "" : fmt::format("{}: {} ({})", what, ncclGetErrorString(state), ncclGetLastError(comm_));
+  }
+
+  // Waits for `event`, checking the communicator for asynchronous errors (a peer that died, a
+  // network error) on every poll, like nccl-tests' testStreamSynchronize.
+  std::string wait(cudaEvent_t event) {
+    const auto deadline = Clock::now() + timeout_;
+    while (true) {
+      const cudaError_t done = cudaEventQuery(event);
+      if (done == cudaSuccess) return "";
+      if (done != cudaErrorNotReady) return cuda_error("cudaEventQuery", done);
+      ncclResult_t state = ncclSuccess;
+      ncclCommGetAsyncError(comm_, &state);
+      if (state != ncclSuccess && state != ncclInProgress)
+        return fmt::format("asynchronous NCCL error: {} ({})", ncclGetErrorString(state), ncclGetLastError(comm_));
+      if (Clock::now() > deadline) return fmt::format("the collective did not complete within {} s", timeout_.count());
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
+  // An error on the communicator ends it: abort (which also frees it) and refuse further calls.
+  std::string fail(const std::string& error) {
+    if (comm_) ncclCommAbort(comm_);
+    comm_ = nullptr;
+    error_ = error;
+    return error;
+  }
+
+  std::chrono::duration<double> timeout_;
+  int rank_ = 0;
+  int ranks_ = 1;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+  ncclComm_t comm_ = nullptr;
+  std::string error_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_nccl_engine(MPI_Comm group, int device, uint64_t max_bytes, double timeout_s) {
+  return std::make_unique<NcclEngine>(group, device, max_bytes, timeout_s);
+}
+
+Usable usable_gpu_memory(int device, int ranks_on_device) {
+  size_t free_bytes = 0, total = 0;
+  if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return {0, "cudaMemGetInfo failed"};
+  const int ranks = ranks_on_device > 0 ? ranks_on_device : 1;
+  // 90% of the free memory: NCCL allocates its own channel buffers at init.
+  return {static_cast<uint64_t>(free_bytes * 0.9) / static_cast<uint64_t>(ranks),
+          fmt::format("90% of GPU {}'s free memory ({} MiB) shared by {} rank(s)", device, free_bytes >> 20, ranks)};
+}
+
+}  // namespace fabricproof::collectives

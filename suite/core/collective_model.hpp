@@ -1,0 +1,111 @@
+#pragma once
+// Collective sweeps as data: the ops and their bus-bandwidth factors, data types, sweep sizes, the
+// clip of the top size, and one result per engine, op and node group. The conventions follow
+// nccl-tests (doc/PERFORMANCE.md): `bytes` is the size column of nccl-tests, algbw = bytes / time,
+// busbw = algbw x the op's factor for n ranks, GB = 1e9 bytes.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/collective_types.hpp"
+#include "core/json_optional.hpp"
+
+namespace fabricproof {
+
+inline const std::vector<std::string> kCollOps = {"allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"};
+
+std::string_view to_string(CollOp op);
+std::string_view to_string(DataType type);
+std::string_view to_string(ReduceOp op);
+std::optional<CollOp> coll_op_from(std::string_view name);
+std::optional<DataType> data_type_from(std::string_view name);  // "float", "float32", "double", "int32", ...
+std::optional<ReduceOp> reduce_op_from(std::string_view name);
+int size_of(DataType type);
+bool reduces(CollOp op);  // allreduce and reduce_scatter combine values; the others move them
+
+// busbw / algbw for `ranks` ranks: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall
+// (n-1)/n; broadcast 1. One rank moves no data between ranks: the factor is 0 for the n-1 forms.
+double bus_factor(CollOp op, int ranks);
+
+// Elements per rank-local chunk of a call of `bytes` (nccl-tests' size column): allgather,
+// reduce_scatter and alltoall split `bytes` into `ranks` chunks, the others use the whole buffer.
+// 0 when the size is too small for one element per chunk (the size is then left out).
+uint64_t chunk_elements(CollOp op, uint64_t bytes, DataType type, int ranks);
+// Elements of the call as nccl-tests prints them (the whole buffer).
+uint64_t call_elements(CollOp op, uint64_t bytes, DataType type, int ranks);
+
+// min, min*factor, ... up to max (inclusive), each a whole number of bytes, strictly increasing.
+std::vector<uint64_t> sweep_sizes(uint64_t min_bytes, uint64_t max_bytes, double factor);
+
+struct SizeClip {
+  uint64_t max_bytes = 0;  // the top size that will run
+  std::string reason;      // empty when nothing was clipped
+};
+// The largest sweep size (min * factor^k) not above what one rank can hold: `usable_bytes` for
+// `buffers` buffers of the top size each, and at most `max_elements` per call (MPI counts are int).
+SizeClip clip_max_bytes(uint64_t min_bytes, uint64_t max_bytes, double factor, uint64_t usable_bytes, int buffers,
+                        uint64_t max_elements, const std::string& usable_why);
+
+struct SweepOptions {
+  std::string engine = "auto";  // "nccl", "mpi" or "auto" (NCCL when every node has a GPU)
+  std::vector<std::string> ops = {"allreduce"};
+  std::string dtype = "float";
+  std::string redop = "sum";
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 8ull << 30;
+  double factor = 2;
+  int iters = 20;
+  int warmup = 5;
+  bool in_place = true;         // also time the in-place form (allreduce, allgather, broadcast)
+  bool ring = false;            // NCCL_ALGO=Ring for the groups (Tree can beat the NIC at 2 nodes)
+  double timeout_s = 120;       // deadline of every wait on the collective
+};
+
+struct CollTiming {
+  double time_us = 0;      // per call, slowest rank
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  uint64_t wrong = 0;      // elements that differed from the expected result, all ranks
+};
+
+struct CollRow {
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  std::string dtype;
+  std::string redop;
+  CollTiming out_of_place;
+  std::optional<CollTiming> in_place;
+};
+
+struct CollResult {
+  std::string engine;
+  std::string op;
+  int nodes = 0;
+  int ranks = 0;
+  std::vector<std::string> hosts;
+  std::string status = "ok";  // "ok" or "error" (rows hold what completed before it)
+  std::string reason;
+  std::vector<CollRow> rows;
+  double peak_busbw_GBps = 0;
+};
+
+// Timing of one form of a call that took `seconds_per_call` on the slowest of `ranks` ranks.
+CollTiming coll_timing(CollOp op, uint64_t bytes, int ranks, double seconds_per_call, uint64_t wrong);
+double peak_busbw(const std::vector<CollRow>& rows);
+
+// The table rank 0 prints as rows complete, in nccl-tests' layout: size, count, type, redop, then
+// time (us), algbw, busbw (GB/s) and #wrong out-of-place and, when measured, in-place.
+std::string coll_header_line();
+std::string coll_row_line(const CollRow& row);
+
+// Node-count groups of the scaling runs: 1, 2, 4, ... and always all nodes.
+std::vector<int> scaling_node_counts(int nodes);
+
+FABRICPROOF_JSON(SweepOptions, engine, ops, dtype, redop, min_bytes, max_bytes, factor, iters, warmup, in_place, ring, timeout_s)
+FABRICPROOF_JSON(CollTiming, time_us, algbw_GBps, busbw_GBps, wrong)
+FABRICPROOF_JSON(CollRow, bytes, count, dtype, redop, out_of_place, in_place)
+FABRICPROOF_JSON(CollResult, engine, op, nodes, ranks, hosts, status, reason, rows, peak_busbw_GBps)
+
+}  // namespace fabricproof

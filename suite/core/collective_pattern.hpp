@@ -1,0 +1,75 @@
+#pragma once
+// The data of a verified collective call, shared by the host check (MPI engine) and the CUDA
+// kernels (NCCL engine), like nccl-tests' -c: every input element is a small integer that depends
+// on (rank, index), so every result element is known without a copy of any peer's data. Values stay
+// in 1..16, so sums over a million ranks stay exact in float and int32.
+#include <cstdint>
+
+#include "core/collective_types.hpp"
+#include "core/pattern.hpp"  // FABRICPROOF_HOST_DEVICE
+
+namespace fabricproof {
+
+FABRICPROOF_HOST_DEVICE inline double coll_input_value(int rank, uint64_t index) {
+  return static_cast<double>(1 + (index * 7 + static_cast<uint64_t>(rank) * 13) % 16);
+}
+
+FABRICPROOF_HOST_DEVICE inline double coll_combine(ReduceOp op, double a, double b) {
+  if (op == ReduceOp::max) return a > b ? a : b;
+  if (op == ReduceOp::min) return a < b ? a : b;
+  return a + b;
+}
+
+FABRICPROOF_HOST_DEVICE inline double coll_reduced_value(ReduceOp op, int ranks, uint64_t index) {
+  double value = coll_input_value(0, index);
+  for (int k = 1; k < ranks; ++k) value = coll_combine(op, value, coll_input_value(k, index));
+  return value;
+}
+
+// Elements this rank contributes (its send buffer) and receives (its result), for a call whose
+// rank-local chunk is `chunk` elements (chunk_elements()).
+FABRICPROOF_HOST_DEVICE inline uint64_t coll_input_elements(CollOp op, uint64_t chunk, int ranks) {
+  return op == CollOp::reduce_scatter || op == CollOp::alltoall ? chunk * static_cast<uint64_t>(ranks) : chunk;
+}
+FABRICPROOF_HOST_DEVICE inline uint64_t coll_output_elements(CollOp op, uint64_t chunk, int ranks) {
+  return op == CollOp::allgather || op == CollOp::alltoall ? chunk * static_cast<uint64_t>(ranks) : chunk;
+}
+
+// Element `index` of the result on `rank` (broadcast: root 0).
+FABRICPROOF_HOST_DEVICE inline double coll_expected_value(CollOp op, ReduceOp redop, int rank, int ranks, uint64_t chunk,
+                                                          uint64_t index) {
+  switch (op) {
+    case CollOp::allreduce: return coll_reduced_value(redop, ranks, index);
+    case CollOp::reduce_scatter: return coll_reduced_value(redop, ranks, static_cast<uint64_t>(rank) * chunk + index);
+    case CollOp::allgather: return coll_input_value(static_cast<int>(index / chunk), index % chunk);
+    case CollOp::broadcast: return coll_input_value(0, index);
+    case CollOp::alltoall:
+      return coll_input_value(static_cast<int>(index / chunk), static_cast<uint64_t>(rank) * chunk + index % chunk);
+  }
+  return 0;
+}
+
+// Where the input starts inside the output buffer for the in-place form (elements), or -1 when
+// the op has no in-place form here. NCCL and MPI agree on these three: allreduce and broadcast
+// use the whole buffer, allgather finds each rank's chunk at rank x chunk.
+FABRICPROOF_HOST_DEVICE inline int64_t coll_in_place_offset(CollOp op, int rank, uint64_t chunk) {
+  if (op == CollOp::allreduce || op == CollOp::broadcast) return 0;
+  if (op == CollOp::allgather) return static_cast<int64_t>(static_cast<uint64_t>(rank) * chunk);
+  return -1;
+}
+
+// Host versions of the fill and the check (the MPI engine; kernels/collective.cu does the same on
+// the GPU).
+template <typename T>
+void coll_fill_input(T* input, uint64_t count, int rank) {
+  for (uint64_t i = 0; i < count; ++i) input[i] = static_cast<T>(coll_input_value(rank, i));
+}
+
+template <typename T>
+uint64_t coll_count_wrong(const T* output, uint64_t count, CollOp op, ReduceOp redop, int rank, int ranks, uint64_t chunk) {
+  uint64_t wrong = 0;
+  for (uint64_t i = 0; i < count; ++i) wrong += output[i] != static_cast<T>(coll_expected_value(op, redop, rank, ranks, chunk, i));
+  return wrong;
+}
+
+}  // namespace fabricproof

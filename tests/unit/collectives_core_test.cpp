@@ -1,0 +1,311 @@
+// The collective sweeps' pure core: sizes and clipping, busbw factors, the verification pattern,
+// and the scaling / ceiling / data rules on hand-built results.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/collective_model.hpp"
+#include "core/collective_pattern.hpp"
+#include "core/collective_rules.hpp"
+#include "core/profile.hpp"
+#include "facts.hpp"
+
+namespace fabricproof {
+namespace {
+
+using test::with_id;
+
+TEST(SweepSizes, EightBytesToEightGigabytesByTwoIs31Sizes) {
+  const auto sizes = sweep_sizes(8, 8ull << 30, 2);
+  ASSERT_EQ(sizes.size(), 31u);
+  EXPECT_EQ(sizes.front(), 8u);
+  EXPECT_EQ(sizes[1], 16u);
+  EXPECT_EQ(sizes.back(), 8ull << 30);
+}
+
+TEST(SweepSizes, StopsAtTheMaximumAndHandlesOddFactors) {
+  EXPECT_EQ(sweep_sizes(8, 64 << 20, 2).size(), 24u);  // 8 B .. 64 MiB: the integration test's rows
+  EXPECT_EQ(sweep_sizes(1000, 1000000, 10), (std::vector<uint64_t>{1000, 10000, 100000, 1000000}));
+  EXPECT_EQ(sweep_sizes(8, 100, 4), (std::vector<uint64_t>{8, 32}));
+  EXPECT_EQ(sweep_sizes(8, 8, 2), (std::vector<uint64_t>{8}));
+  EXPECT_TRUE(sweep_sizes(16, 8, 2).empty());
+  EXPECT_TRUE(sweep_sizes(0, 8, 2).empty());
+  EXPECT_EQ(sweep_sizes(8, 1024, 1), (std::vector<uint64_t>{8}));  // no growth: one size, never a loop
+}
+
+TEST(SizeClip, KeepsTheTopSizeWhenItFits) {
+  const auto clip = clip_max_bytes(8, 64 << 20, 2, 1ull << 30, 2, 1ull << 31, "test memory");
+  EXPECT_EQ(clip.max_bytes, 64u << 20);
+  EXPECT_TRUE(clip.reason.empty());
+}
+
+TEST(SizeClip, ClipsToTheLargestSweepSizeThatFitsAndSaysWhy) {
+  // 3 GiB usable for two buffers: 1.5 GiB each, so 1 GiB is the largest power of two that fits.
+  const auto clip = clip_max_bytes(8, 8ull << 30, 2, 3ull << 30, 2, UINT64_MAX / 8, "half of the node's memory");
+  EXPECT_EQ(clip.max_bytes, 1ull << 30);
+  EXPECT_NE(clip.reason.find("8G clipped to 1G"), std::string::npos) << clip.reason;
+  EXPECT_NE(clip.reason.find("half of the node's memory"), std::string::npos) << clip.reason;
+}
+
+TEST(SizeClip, MpiIntCountsClipTheTopSize) {
+  // MPI counts are int: 8 GiB of float is 2^31 elements, one more than INT_MAX.
+  const auto clip = clip_max_bytes(8, 32ull << 30, 2, 1ull << 40, 2, 2147483647ull, "plenty");
+  EXPECT_EQ(clip.max_bytes, 8ull << 30);  // 2^30 doubles at most, the widest type the sweep uses
+  EXPECT_NE(clip.reason.find("elements"), std::string::npos) << clip.reason;
+}
+
+TEST(SizeClip, NothingFitsGivesZero) {
+  EXPECT_EQ(clip_max_bytes(1024, 4096, 2, 1000, 2, UINT64_MAX / 8, "tiny").max_bytes, 0u);
+}
+
+TEST(BusBandwidth, FactorsFollowNcclTests) {
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::allreduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::allreduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::allreduce, 2), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::allreduce, 1), 0.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::allgather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::reduce_scatter, 16), 15.0 / 16);
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::alltoall, 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::broadcast, 32), 1.0);
+}
+
+TEST(BusBandwidth, TimingUsesDecimalGigabytes) {
+  const auto t = coll_timing(CollOp::allreduce, 1000000000, 4, 0.5, 3);
+  EXPECT_DOUBLE_EQ(t.time_us, 500000);
+  EXPECT_DOUBLE_EQ(t.algbw_GBps, 2.0);
+  EXPECT_DOUBLE_EQ(t.busbw_GBps, 3.0);
+  EXPECT_EQ(t.wrong, 3u);
+}
+
+TEST(CallShape, ChunkedOpsSplitTheSizeAcrossRanks) {
+  EXPECT_EQ(chunk_elements(CollOp::allreduce, 64, DataType::float32, 4), 16u);
+  EXPECT_EQ(chunk_elements(CollOp::allgather, 64, DataType::float32, 4), 4u);
+  EXPECT_EQ(call_elements(CollOp::allgather, 64, DataType::float32, 4), 16u);
+  EXPECT_EQ(chunk_elements(CollOp::reduce_scatter, 8, DataType::float32, 4), 0u);  // too small: left out
+  EXPECT_EQ(chunk_elements(CollOp::alltoall, 64, DataType::float64, 2), 4u);
+  EXPECT_EQ(coll_input_elements(CollOp::reduce_scatter, 4, 4), 16u);
+  EXPECT_EQ(coll_output_elements(CollOp::reduce_scatter, 4, 4), 4u);
+  EXPECT_EQ(coll_output_elements(CollOp::allgather, 4, 4), 16u);
+}
+
+TEST(CallShape, NamesParseBothWays) {
+  for (const auto& name : kCollOps) EXPECT_EQ(to_string(*coll_op_from(name)), name);
+  EXPECT_EQ(coll_op_from("reduce-scatter"), CollOp::reduce_scatter);
+  EXPECT_FALSE(coll_op_from("allreduce2"));
+  EXPECT_EQ(data_type_from("float32"), DataType::float32);
+  EXPECT_EQ(size_of(*data_type_from("double")), 8);
+  EXPECT_FALSE(data_type_from("half"));
+  EXPECT_FALSE(reduce_op_from("prod"));
+}
+
+// A host simulation of each collective over `ranks` ranks, from the inputs coll_fill_input writes:
+// the checker must accept the true result and count every corrupted element.
+template <typename T>
+std::vector<std::vector<T>> simulate(CollOp op, ReduceOp redop, int ranks, uint64_t chunk) {
+  std::vector<std::vector<T>> in(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    in[r].resize(coll_input_elements(op, chunk, ranks));
+    coll_fill_input(in[r].data(), in[r].size(), r);
+  }
+  std::vector<std::vector<T>> out(static_cast<size_t>(ranks), std::vector<T>(coll_output_elements(op, chunk, ranks)));
+  for (int r = 0; r < ranks; ++r)
+    for (uint64_t i = 0; i < out[r].size(); ++i) {
+      switch (op) {
+        case CollOp::allreduce:
+        case CollOp::reduce_scatter: {
+          const uint64_t at = op == CollOp::allreduce ? i : r * chunk + i;
+          double v = in[0][at];
+          for (int k = 1; k < ranks; ++k) v = coll_combine(redop, v, in[k][at]);
+          out[r][i] = static_cast<T>(v);
+          break;
+        }
+        case CollOp::allgather: out[r][i] = in[i / chunk][i % chunk]; break;
+        case CollOp::broadcast: out[r][i] = in[0][i]; break;
+        case CollOp::alltoall: out[r][i] = in[i / chunk][r * chunk + i % chunk]; break;
+      }
+    }
+  return out;
+}
+
+TEST(Verification, TrueResultsPassAndCorruptionsAreCounted) {
+  const int ranks = 5;
+  const uint64_t chunk = 37;
+  for (const auto& name : kCollOps) {
+    const CollOp op = *coll_op_from(name);
+    for (ReduceOp redop : {ReduceOp::sum, ReduceOp::max, ReduceOp::min}) {
+      auto out = simulate<float>(op, redop, ranks, chunk);
+      for (int r = 0; r < ranks; ++r)
+        EXPECT_EQ(coll_count_wrong(out[r].data(), out[r].size(), op, redop, r, ranks, chunk), 0u) << name << " rank " << r;
+      out[2][3] += 1;
+      out[2][out[2].size() - 1] = 0;  // an element the call never wrote
+      EXPECT_EQ(coll_count_wrong(out[2].data(), out[2].size(), op, redop, 2, ranks, chunk), 2u) << name;
+    }
+  }
+}
+
+TEST(Verification, ValuesStayExactInFloatAndInt) {
+  // Sums of values in 1..16 over many ranks stay integers below 2^24: exact in float.
+  EXPECT_EQ(coll_reduced_value(ReduceOp::sum, 1024, 12345), static_cast<float>(coll_reduced_value(ReduceOp::sum, 1024, 12345)));
+  for (uint64_t i = 0; i < 64; ++i) {
+    EXPECT_GE(coll_input_value(3, i), 1);
+    EXPECT_LE(coll_input_value(3, i), 16);
+  }
+  EXPECT_NE(coll_input_value(0, 5), coll_input_value(1, 5));  // ranks differ: a swapped chunk is caught
+  const auto out = simulate<int32_t>(CollOp::allreduce, ReduceOp::sum, 3, 8);
+  EXPECT_EQ(coll_count_wrong(out[1].data(), out[1].size(), CollOp::allreduce, ReduceOp::sum, 1, 3, 8), 0u);
+}
+
+TEST(Verification, InPlaceOffsetsMatchNcclAndMpi) {
+  EXPECT_EQ(coll_in_place_offset(CollOp::allreduce, 3, 100), 0);
+  EXPECT_EQ(coll_in_place_offset(CollOp::allgather, 3, 100), 300);
+  EXPECT_EQ(coll_in_place_offset(CollOp::reduce_scatter, 3, 100), -1);
+}
+
+TEST(Scaling, GroupsAreOneTwoFourAndAll) {
+  EXPECT_EQ(scaling_node_counts(4), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(scaling_node_counts(1), (std::vector<int>{1}));
+  EXPECT_EQ(scaling_node_counts(6), (std::vector<int>{1, 2, 4, 6}));
+  EXPECT_EQ(scaling_node_counts(8), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_TRUE(scaling_node_counts(0).empty());
+}
+
+// ---- rules ----
+
+CollResult result(const std::string& engine, int nodes, std::vector<std::pair<uint64_t, double>> busbw, uint64_t wrong = 0) {
+  CollResult r;
+  r.engine = engine;
+  r.op = "allreduce";
+  r.nodes = nodes;
+  r.ranks = nodes * 4;
+  for (int i = 0; i < nodes; ++i) r.hosts.push_back("node" + std::to_string(i + 1));
+  for (auto [bytes, b] : busbw) {
+    CollRow row;
+    row.bytes = bytes;
+    row.count = bytes / 4;
+    row.out_of_place.busbw_GBps = b;
+    row.out_of_place.wrong = wrong;
+    r.rows.push_back(row);
+  }
+  r.peak_busbw_GBps = peak_busbw(r.rows);
+  return r;
+}
+
+ClusterFacts four_nodes(int nics, double rate) {
+  std::vector<NodeFacts> nodes;
+  for (int i = 1; i <= 4; ++i) {
+    std::vector<RdmaDevice> devices;
+    for (int d = 0; d < nics; ++d) devices.push_back(test::hca("mlx5_" + std::to_string(d), test::ib_port(rate)));
+    nodes.push_back(test::node("node" + std::to_string(i), devices, 4));
+  }
+  return test::cluster(nodes);
+}
+
+TEST(CollectiveRules, FiveTimesDropFromOneToTwoNodesFailsAsNoRdma) {
+  const auto cluster = four_nodes(4, 200);
+  const auto findings = check_collectives({result("nccl", 1, {{1 << 20, 100}, {8ull << 30, 180}}),
+                                           result("nccl", 2, {{1 << 20, 20}, {8ull << 30, 12}})},
+                                          cluster, default_profile());
+  const auto scaling = with_id(findings, "collective_scaling");
+  ASSERT_EQ(scaling.size(), 1u);
+  EXPECT_EQ(scaling[0].verdict, Verdict::fail);
+  EXPECT_EQ(scaling[0].measured["bytes"], 8ull << 30);
+  EXPECT_DOUBLE_EQ(scaling[0].measured["drop"].get<double>(), 15.0);
+  EXPECT_NE(scaling[0].hint.find("RDMA not used"), std::string::npos);
+}
+
+TEST(CollectiveRules, HealthyScalingPassesAndMpiIsOnlyABaseline) {
+  const auto cluster = four_nodes(4, 200);
+  auto findings = check_collectives({result("nccl", 1, {{8ull << 30, 180}}), result("nccl", 2, {{8ull << 30, 90}})}, cluster,
+                                    default_profile());
+  EXPECT_EQ(with_id(findings, "collective_scaling").at(0).verdict, Verdict::pass);
+  findings = check_collectives({result("mpi", 1, {{1 << 20, 10}}), result("mpi", 2, {{1 << 20, 0.5}})}, cluster, default_profile());
+  EXPECT_EQ(with_id(findings, "collective_scaling").at(0).verdict, Verdict::skip);
+  EXPECT_TRUE(with_id(findings, "collective_busbw").empty());
+}
+
+TEST(CollectiveRules, OneRankOnOneNodeCannotJudgeScaling) {
+  auto one = result("nccl", 1, {{1 << 20, 0}});
+  one.ranks = 1;
+  const auto f = with_id(check_collectives({one, result("nccl", 2, {{1 << 20, 10}})}, four_nodes(1, 100), default_profile()),
+                         "collective_scaling");
+  EXPECT_EQ(f.at(0).verdict, Verdict::skip);
+}
+
+TEST(CollectiveRules, ScalingComparesTheLargestSizeBothGroupsRan) {
+  // The 2-node sweep stopped early (an error): compare at 1 MiB, not at 8 GiB.
+  const auto findings = check_collectives({result("nccl", 1, {{1 << 20, 50}, {8ull << 30, 180}}), result("nccl", 2, {{1 << 20, 40}})},
+                                          four_nodes(4, 200), default_profile());
+  const auto scaling = with_id(findings, "collective_scaling").at(0);
+  EXPECT_EQ(scaling.verdict, Verdict::pass);
+  EXPECT_EQ(scaling.measured["bytes"], 1 << 20);
+}
+
+TEST(CollectiveRules, InterNodeBusbwAgainstNicCeiling) {
+  // 4 x HDR 200 Gb/s per node: 100 GB/s ceiling; 0.88 passes, below 0.7 fails, between warns.
+  const auto cluster = four_nodes(4, 200);
+  EXPECT_DOUBLE_EQ(*nic_ceiling_GBps({"node1", "node2"}, cluster, default_profile()), 100);
+  auto verdict_at = [&](double busbw) {
+    const auto f = with_id(check_collectives({result("nccl", 4, {{8ull << 30, busbw}})}, cluster, default_profile()), "collective_busbw");
+    return f.at(0).verdict;
+  };
+  EXPECT_EQ(verdict_at(90), Verdict::pass);
+  EXPECT_EQ(verdict_at(80), Verdict::warn);
+  EXPECT_EQ(verdict_at(50), Verdict::fail);
+  EXPECT_EQ(verdict_at(120), Verdict::warn);  // above the NIC: Tree at 2 nodes; rerun with Ring
+}
+
+TEST(CollectiveRules, CeilingUsesTheWeakestNodeAndSkipsWhenUnknown) {
+  auto cluster = four_nodes(2, 200);
+  cluster.nodes[1].rdma_devices[1].ports[0].state = "DOWN";  // node2 has one usable rail
+  EXPECT_DOUBLE_EQ(*nic_ceiling_GBps({"node1", "node2"}, cluster, default_profile()), 25);
+  EXPECT_DOUBLE_EQ(*nic_ceiling_GBps({"node1"}, cluster, default_profile()), 50);
+  EXPECT_FALSE(nic_ceiling_GBps({"node9"}, cluster, default_profile()));
+  auto lab = load_profile("lab-soft-roce");
+  ASSERT_TRUE(lab.profile);
+  const auto f = with_id(check_collectives({result("nccl", 2, {{1 << 20, 0.01}})}, cluster, *lab.profile), "collective_busbw");
+  EXPECT_EQ(f.at(0).verdict, Verdict::skip);
+}
+
+TEST(CollectiveRules, WrongElementsAndErrorsFail) {
+  auto bad = result("mpi", 1, {{1 << 20, 1}, {2 << 20, 1}}, 0);
+  bad.rows[1].out_of_place.wrong = 7;
+  bad.rows[1].in_place = CollTiming{1, 1, 1, 2};
+  auto findings = check_collectives({bad}, four_nodes(1, 100), default_profile());
+  const auto data = with_id(findings, "collective_data").at(0);
+  EXPECT_EQ(data.verdict, Verdict::fail);
+  EXPECT_EQ(data.measured["wrong_elements"], 9);
+  EXPECT_EQ(data.measured["sizes_with_errors"], nlohmann::json::array({"2M"}));
+  auto broken = result("nccl", 2, {});
+  broken.status = "error";
+  broken.reason = "at 1048576 bytes: rank 3 of the group: the collective did not complete within 120 s";
+  findings = check_collectives({broken}, four_nodes(1, 100), default_profile());
+  EXPECT_EQ(with_id(findings, "collective_error").at(0).verdict, Verdict::fail);
+  EXPECT_EQ(with_id(findings, "collective_data").at(0).verdict, Verdict::pass);
+}
+
+TEST(CollectiveRules, ScalingTableHasOneEntryPerEngineAndOp) {
+  const auto table = scaling_table({result("mpi", 1, {{1 << 20, 4}}), result("mpi", 2, {{1 << 20, 1}}), result("mpi", 4, {{1 << 20, 2}})});
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table[0]["bytes"], 1 << 20);
+  ASSERT_EQ(table[0]["groups"].size(), 3u);
+  EXPECT_EQ(table[0]["groups"][2]["nodes"], 4);
+  EXPECT_DOUBLE_EQ(table[0]["groups"][1]["vs_one_node"].get<double>(), 0.25);
+}
+
+TEST(CollectiveRows, PrintLikeNcclTests) {
+  CollRow row;
+  row.bytes = 1048576;
+  row.count = 262144;
+  row.dtype = "float";
+  row.redop = "sum";
+  row.out_of_place = coll_timing(CollOp::allreduce, row.bytes, 4, 0.001, 0);
+  const auto line = coll_row_line(row);
+  EXPECT_NE(line.find("1048576"), std::string::npos);
+  EXPECT_NE(line.find("1000.0"), std::string::npos) << line;  // time in us
+  EXPECT_NE(line.find("1.05"), std::string::npos) << line;    // algbw GB/s
+  EXPECT_NE(line.find("1.57"), std::string::npos) << line;    // busbw = 1.5 x algbw
+  EXPECT_NE(coll_header_line().find("busbw"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabricproof

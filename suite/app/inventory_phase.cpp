@@ -6,6 +6,7 @@
 
 #include "app/build_info.hpp"
 #include "probe/host.hpp"
+#include "topology/hwloc_topology.hpp"
 #if FABRICPROOF_HAVE_VERBS
 #include "verbs/verbs_probe.hpp"
 #endif
@@ -58,12 +59,15 @@ NodeFacts probe_this_rank(const RunOptions& options, const mpi::Session& session
 #else
     node.absent.push_back({"cuda", "built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)"});
 #endif
+    // One rank per node reads the PCI tree: hwloc's I/O discovery is the slowest probe.
+    if (session.local_rank() == 0) guarded(node, "hwloc", [&] { node.topology = topology::read_topology(); });
 #if FABRICPROOF_HAVE_NCCL
     guarded(node, "nccl", [&] { node.software.nccl = collectives::nccl_version(); });
 #else
     node.absent.push_back({"nccl", "built without NCCL (FABRICPROOF_WITH_NCCL)"});
 #endif
   }
+  if (!live) node.absent.push_back({"topology", "--root reads a saved tree; the GPU-HCA topology (hwloc) is read from the live machine only"});
   node.ranks = {rank};
   return node;
 }

@@ -24,6 +24,7 @@ ClusterFacts merge_rank_facts(const std::vector<std::optional<NodeFacts>>& per_r
       continue;
     }
     it->ranks.insert(it->ranks.end(), facts->ranks.begin(), facts->ranks.end());
+    if (!it->topology && facts->topology) it->topology = facts->topology;  // read by one rank per node
     // Two machines answering to one hostname would be silently merged: keep the evidence.
     if (facts->boot_id != it->boot_id) {
       it->probe_errors.push_back({"/proc/sys/kernel/random/boot_id",

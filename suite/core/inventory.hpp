@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/json_optional.hpp"
+#include "core/topology.hpp"
 
 namespace fabricproof {
 
@@ -151,6 +152,7 @@ struct NodeFacts {
   std::vector<NumaNode> numa_nodes;
   std::vector<RdmaDevice> rdma_devices;
   std::vector<GpuFacts> gpus;
+  std::optional<TopologyFacts> topology;  // GPU <-> HCA path classes (hwloc), read by the node's local rank 0
   SoftwareFacts software;
   std::vector<RankFacts> ranks;  // merged on rank 0
   std::vector<Absence> absent;
@@ -184,7 +186,7 @@ FABRICPROOF_JSON(SoftwareFacts, os, kernel, mlx5_core, ofed_version, libibverbs_
 FABRICPROOF_JSON(NumaNode, id, cpus, memory_bytes)
 FABRICPROOF_JSON(RankFacts, rank, local_rank, local_size, host, pid, gpu, gpu_uuid, cpus_allowed,
                  env)
-FABRICPROOF_JSON(NodeFacts, host, boot_id, cpu_model, numa_nodes, rdma_devices, gpus, software,
+FABRICPROOF_JSON(NodeFacts, host, boot_id, cpu_model, numa_nodes, rdma_devices, gpus, topology, software,
                  ranks, absent, probe_errors, clock_offset_s)
 FABRICPROOF_JSON(ClusterFacts, nodes, missing_ranks, world_size)
 

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/consistency.hpp"
+#include "core/topology_rules.hpp"
 #include "core/hints.hpp"
 
 namespace fabricproof {
@@ -333,6 +334,8 @@ std::vector<Finding> check_inventory(const ClusterFacts& cluster, const Profile&
                                      const InventoryCheckOptions& options) {
   auto out = check_cluster_shape(cluster, profile, options);
   auto health = check_node_health(cluster, profile);
+  auto topology = check_topology(cluster, profile);
+  out.insert(out.end(), topology.begin(), topology.end());
   auto consistency = check_consistency(cluster, profile);
   out.insert(out.end(), health.begin(), health.end());
   out.insert(out.end(), consistency.begin(), consistency.end());

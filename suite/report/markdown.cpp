@@ -171,6 +171,18 @@ std::string render_markdown(const Report& r) {
                         opt(g.numa_node), g.memory_bytes ? fmt::format("{:.1f}", *g.memory_bytes / 1073741824.0) : "-",
                         cell(pcie_text(g.pcie)), g.dmabuf_supported ? (*g.dmabuf_supported ? "yes" : "no") : "-");
 
+  for (const auto& n : r.nodes) {
+    if (!n.topology || n.topology->gpus.empty() || n.topology->hcas.empty()) continue;
+    const auto& t = *n.topology;
+    md += fmt::format("\n## GPU-HCA paths on {} (hwloc; NCCL calls NODE \"PHB\")\n\n| GPU |", cell(n.host));
+    for (const auto& h : t.hcas) md += fmt::format(" {} |", cell(h.name));
+    md += "\n|---|";
+    for (size_t i = 0; i < t.hcas.size(); ++i) md += "---|";
+    md += "\n";
+    for (size_t g = 0; g < t.gpus.size() && g < t.classes.size(); ++g)
+      md += fmt::format("| {} (NUMA {}) | {} |\n", cell(t.gpus[g].name), opt(t.gpus[g].numa_node), fmt::join(t.classes[g], " | "));
+  }
+
   md += "\n## Absent, with the reason\n\n| node | what | reason |\n|---|---|---|\n";
   for (const auto& n : r.nodes)
     for (const auto& a : n.absent) md += fmt::format("| {} | {} | {} |\n", cell(n.host), cell(a.what), cell(a.reason));

@@ -2,6 +2,7 @@
 
 #include "core/collective_pattern.hpp"
 #include "kernels/collective.hpp"
+#include "kernels/launch.cuh"
 
 namespace fabricproof::kernels {
 namespace {
@@ -23,16 +24,12 @@ __global__ void check_kernel(const T* output, uint64_t count, CollOp op, ReduceO
   if (local) atomicAdd(wrong, local);
 }
 
-std::string error_text(cudaError_t e) { return e == cudaSuccess ? "" : std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
-
-unsigned grid_for(uint64_t count) {
-  const uint64_t blocks = (count + 255) / 256;
-  return static_cast<unsigned>(blocks < 4096 ? (blocks ? blocks : 1) : 4096);
-}
-
 int element_size(DataType type) { return type == DataType::float64 ? 8 : 4; }
 
 }  // namespace
+
+using detail::error_text;
+using detail::grid_for;
 
 std::string fill_collective(void* input, uint64_t in_count, void* output, uint64_t out_count, DataType type, int rank, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
@@ -49,11 +46,8 @@ std::string fill_collective(void* input, uint64_t in_count, void* output, uint64
 std::string count_collective_wrong(const void* output, uint64_t out_count, CollOp op, ReduceOp redop, DataType type, int rank,
                                    int ranks, uint64_t chunk, uint64_t* wrong, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  unsigned long long* counter = nullptr;
-  if (auto e = cudaMallocAsync(&counter, sizeof(*counter), s); e != cudaSuccess) return error_text(e);
-  std::string error = error_text(cudaMemsetAsync(counter, 0, sizeof(*counter), s));
-  if (error.empty()) {
-    const unsigned grid = grid_for(out_count);
+  const unsigned grid = grid_for(out_count);
+  return detail::count_on_device(s, wrong, [&](unsigned long long* counter) {
     switch (type) {
       case DataType::float32:
         check_kernel<<<grid, 256, 0, s>>>(static_cast<const float*>(output), out_count, op, redop, rank, ranks, chunk, counter);
@@ -65,14 +59,7 @@ std::string count_collective_wrong(const void* output, uint64_t out_count, CollO
         check_kernel<<<grid, 256, 0, s>>>(static_cast<const int32_t*>(output), out_count, op, redop, rank, ranks, chunk, counter);
         break;
     }
-    error = error_text(cudaGetLastError());
-  }
-  unsigned long long host = 0;
-  if (error.empty()) error = error_text(cudaMemcpyAsync(&host, counter, sizeof(host), cudaMemcpyDeviceToHost, s));
-  cudaFreeAsync(counter, s);
-  if (const auto sync = error_text(cudaStreamSynchronize(s)); error.empty()) error = sync;
-  if (error.empty()) *wrong = host;
-  return error;
+  });
 }
 
 }  // namespace fabricproof::kernels

@@ -62,6 +62,7 @@ TEST_F(RealTopology, Xe8640WithSncAndPcieGen5Switches) {
                 {"cuda3", {{"mlx5_2", "SYS"}, {"mlx5_0", "SYS"}, {"mlx5_1", "SYS"}, {"mlx5_3", "PIX"}}},
                 {"cuda2", {{"mlx5_2", "SYS"}, {"mlx5_0", "SYS"}, {"mlx5_1", "SYS"}, {"mlx5_3", "SYS"}}}},
                4, 4);
+  if (IsSkipped() || HasFatalFailure()) return;  // the helper skipped or failed: nothing to look into
   const auto facts = read("flux-core__ipa20__xe8640-4xH100-cx7-cx6.xml");
   EXPECT_EQ(facts.gpus[find(facts.gpus, "cuda0")].numa_node, 3);  // SNC4: NUMA node, not socket
   EXPECT_EQ(facts.hcas[find(facts.hcas, "mlx5_0")].port_state, "ACTIVE");
@@ -84,6 +85,7 @@ TEST_F(RealTopology, MeluxinaHwloc1FormatWithGpusWithoutLocalHca) {
                 {"c3:00.0", {{"mlx5_0", "SYS"}, {"mlx5_1", "SYS"}}},
                 {"84:00.0", {{"mlx5_0", "SYS"}, {"mlx5_1", "PIX"}}}},
                4, 2);
+  if (IsSkipped() || HasFatalFailure()) return;
   const auto facts = read("psmgmt__topo.mel2001__meluxina-4xA100-2xHDR.xml");
   EXPECT_EQ(facts.hcas[find(facts.hcas, "mlx5_0")].port_state, "DOWN");  // the PIX HCA of 44:00.0 is down
 }

@@ -11,10 +11,10 @@ namespace fabricproof::kernels {
 
 // Zeroes `output` (out_count elements), then writes this rank's input pattern (in_count elements)
 // at `input`, which may lie inside `output` (the in-place forms).
-std::string fill_collective(void* input, uint64_t in_count, void* output, uint64_t out_count, DataType type, int rank, void* stream);
+std::string fill_collective(void* input, uint64_t in_count, void* output, uint64_t out_count, DataType type, int rank, void* stream = nullptr);
 
 // Counts output elements that differ from the expected result of the call on `rank`.
 std::string count_collective_wrong(const void* output, uint64_t out_count, CollOp op, ReduceOp redop, DataType type, int rank,
-                                   int ranks, uint64_t chunk, uint64_t* wrong, void* stream);
+                                   int ranks, uint64_t chunk, uint64_t* wrong, void* stream = nullptr);
 
 }  // namespace fabricproof::kernels

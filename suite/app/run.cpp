@@ -19,6 +19,9 @@
 #if FABRICPROOF_HAVE_VERBS
 #include "app/verbs_phase.hpp"
 #endif
+#if FABRICPROOF_HAVE_VERBS && FABRICPROOF_HAVE_CUDA
+#include "app/gpudirect_phase.hpp"
+#endif
 
 namespace fabricproof::app {
 namespace {
@@ -110,6 +113,22 @@ void run_verbs(RunState& s, PhaseRecord& record) {
 #endif
 }
 
+void run_gpudirect(RunState& s, PhaseRecord& record) {
+#if FABRICPROOF_HAVE_VERBS && FABRICPROOF_HAVE_CUDA
+  auto progress = [&](const std::string& line) { say(s, line); };
+  auto outcome = run_gpudirect_phase(s.options, s.session, s.cluster, s.profile, progress);
+  if (!s.session.is_root()) return;
+  s.report.sections["gpudirect"] = outcome.section;
+  s.report.findings.insert(s.report.findings.end(), outcome.findings.begin(), outcome.findings.end());
+  record.verdict = worst_verdict(outcome.findings);
+  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
+  record.reason = outcome.summary;
+#else
+  (void)s;
+  (void)record;
+#endif
+}
+
 void run_collectives(RunState& s, PhaseRecord& record) {
   auto progress = [&](const std::string& line) { say(s, line); };
   auto after_group = [&](const nlohmann::json& section) {
@@ -149,10 +168,11 @@ std::vector<Phase> phases() {
        [](const RunState& s) {
          if (!FABRICPROOF_HAVE_CUDA) return std::string("built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)");
          if (nodes_with_gpu(s.cluster) == 0) return std::string("no CUDA GPU on any node");
-         auto reason = fabric_skip_reason(s);
-         return reason.empty() ? std::string("the GPUDirect check is not part of this build yet (issue 7)") : reason;
+         if (auto reason = fabric_skip_reason(s); !reason.empty()) return reason;
+         const int with_gpu = nodes_with_gpu(s.cluster);
+         return with_gpu < 2 ? fmt::format("needs two nodes with a CUDA GPU; {} node(s) have one", with_gpu) : std::string();
        },
-       nullptr},
+       run_gpudirect},
       {"collectives",
        [](const RunState& s) { return choose_collective_engine(s.options.collectives, s.cluster).second; },
        run_collectives},

@@ -94,9 +94,22 @@ double round_budget(const VerbsPlan& plan, int round) {
 VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
                                   const Profile& profile, const std::function<void(const std::string&)>& progress,
                                   const std::function<void(const VerbsSection&)>& after_round) {
+  verbs::HostMemoryProvider memory;
+  return run_verbs_matrix(options, options.verbs, session, cluster, profile, memory, nullptr, "verbs", progress, after_round);
+}
+
+VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions& verbs_options, const mpi::Session& session,
+                                   const ClusterFacts& cluster, const Profile& profile, verbs::MemoryProvider& memory,
+                                   const std::function<void(VerbsPlan&)>& adjust, const std::string& name,
+                                   const std::function<void(const std::string&)>& progress,
+                                   const std::function<void(const VerbsSection&)>& after_round) {
   VerbsPhaseOutcome outcome;
   std::string plan_text;
-  if (session.is_root()) plan_text = json_text(json(plan_verbs(cluster, profile, options.verbs)));
+  if (session.is_root()) {
+    auto planned = plan_verbs(cluster, profile, verbs_options);
+    if (adjust) adjust(planned);
+    plan_text = json_text(json(planned));
+  }
   auto shared = mpi::broadcast_from_root(session, plan_text, mpi::Clock::now() + std::chrono::seconds(static_cast<long>(options.timeout_s)));
   if (!shared) throw std::runtime_error("the verbs plan did not reach every rank in time");
   const auto plan = json::parse(*shared).get<VerbsPlan>();
@@ -105,7 +118,6 @@ VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, const mpi::Session&
   section.endpoints = plan.endpoints;
   section.rounds = plan.rounds;
 
-  verbs::HostMemoryProvider memory;
   for (int round = 0; round < plan.rounds; ++round) {
     const auto round_start = mpi::Clock::now();
     json mine = json::array();
@@ -165,7 +177,7 @@ VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, const mpi::Session&
           t.reason = why;
         }
       }
-      progress(fmt::format("verbs: round {} of {}: {}", round + 1, plan.rounds, describe(section, r)));
+      progress(fmt::format("{}: round {} of {}: {}", name, round + 1, plan.rounds, describe(section, r)));
       section.pairs.push_back(std::move(r));
     }
     after_round(section);

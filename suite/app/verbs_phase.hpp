@@ -8,7 +8,9 @@
 #include "core/inventory.hpp"
 #include "core/profile.hpp"
 #include "core/verbs_model.hpp"
+#include "core/verbs_plan.hpp"
 #include "mpi/session.hpp"
+#include "verbs/memory.hpp"
 
 namespace fabricproof::app {
 
@@ -23,5 +25,15 @@ struct VerbsPhaseOutcome {
 VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
                                   const Profile& profile, const std::function<void(const std::string&)>& progress,
                                   const std::function<void(const VerbsSection&)>& after_round);
+
+// The same matrix with explicit tests and memory: `verbs` replaces options.verbs, `memory` holds
+// this rank's buffers, `adjust` (rank 0, may be empty) changes the plan before it is shared (e.g.
+// which rank drives an HCA), and progress lines start with `name`. The GPUDirect phase runs it
+// twice, on host and on GPU memory.
+VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions& verbs, const mpi::Session& session,
+                                   const ClusterFacts& cluster, const Profile& profile, verbs::MemoryProvider& memory,
+                                   const std::function<void(VerbsPlan&)>& adjust, const std::string& name,
+                                   const std::function<void(const std::string&)>& progress,
+                                   const std::function<void(const VerbsSection&)>& after_round);
 
 }  // namespace fabricproof::app

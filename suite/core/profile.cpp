@@ -46,6 +46,8 @@ const std::vector<LeafSpec>& leaf_specs() {
       {"/pcie/gpu_width_downtrained", Kind::verdict, false},
       {"/pcie/gpu_speed_downtrained", Kind::verdict, false},
       {"/gpudirect/missing_peermem", Kind::verdict, false},
+      {"/gpudirect/ratio_pass", Kind::number, false, 0, 2},
+      {"/gpudirect/ratio_bounce", Kind::number, false, 0, 2},
       {"/consistency/software", Kind::verdict, false},
       {"/consistency/os_kernel", Kind::verdict, false},
       {"/verbs/absolute_bw", Kind::boolean, false},
@@ -171,6 +173,8 @@ Profile build(const json& doc, const std::string& origin) {
   p.pcie.gpu_width_downtrained = verdict_at("/pcie/gpu_width_downtrained");
   p.pcie.gpu_speed_downtrained = verdict_at("/pcie/gpu_speed_downtrained");
   p.gpudirect.missing_peermem = verdict_at("/gpudirect/missing_peermem");
+  p.gpudirect.ratio_pass = doc.at("gpudirect").at("ratio_pass").get<double>();
+  p.gpudirect.ratio_bounce = doc.at("gpudirect").at("ratio_bounce").get<double>();
   p.consistency.software = verdict_at("/consistency/software");
   p.consistency.os_kernel = verdict_at("/consistency/os_kernel");
   const auto& verbs = doc.at("verbs");

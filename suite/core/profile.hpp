@@ -42,6 +42,8 @@ struct Profile {
   } pcie;
   struct Gpudirect {
     Verdict missing_peermem = Verdict::fail;
+    double ratio_pass = 0.9;     // GPU / host RDMA write bandwidth that passes
+    double ratio_bounce = 0.2;   // at or below: the data bounces through host memory (the seed's ~5x)
   } gpudirect;
   struct Consistency {
     Verdict software = Verdict::fail;

@@ -17,18 +17,6 @@ std::string format_uuid(const cudaUUID_t& uuid) {
                      b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-std::optional<bool> dmabuf_attribute(int ordinal) {
-  using GetAttribute = CUresult (*)(int*, CUdevice_attribute, CUdevice);
-  using GetDevice = CUresult (*)(CUdevice*, int);
-  auto get_attribute = reinterpret_cast<GetAttribute>(driver_function("cuDeviceGetAttribute"));
-  auto get_device = reinterpret_cast<GetDevice>(driver_function("cuDeviceGet"));
-  CUdevice device = 0;
-  int value = 0;
-  if (!get_attribute || !get_device || get_device(&device, ordinal) != CUDA_SUCCESS ||
-      get_attribute(&value, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device) != CUDA_SUCCESS)
-    return std::nullopt;
-  return value != 0;
-}
 
 }  // namespace
 
@@ -39,6 +27,19 @@ void* driver_function(const char* name) {
       status != cudaDriverEntryPointSuccess)
     return nullptr;
   return function;
+}
+
+std::optional<bool> dmabuf_supported(int ordinal) {
+  using GetAttribute = CUresult (*)(int*, CUdevice_attribute, CUdevice);
+  using GetDevice = CUresult (*)(CUdevice*, int);
+  auto get_attribute = reinterpret_cast<GetAttribute>(driver_function("cuDeviceGetAttribute"));
+  auto get_device = reinterpret_cast<GetDevice>(driver_function("cuDeviceGet"));
+  CUdevice device = 0;
+  int value = 0;
+  if (!get_attribute || !get_device || get_device(&device, ordinal) != CUDA_SUCCESS ||
+      get_attribute(&value, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device) != CUDA_SUCCESS)
+    return std::nullopt;
+  return value != 0;
 }
 
 void augment_with_cuda(NodeFacts& node, RankFacts& rank) {
@@ -71,7 +72,7 @@ void augment_with_cuda(NodeFacts& node, RankFacts& rank) {
     it->uuid = format_uuid(prop.uuid);
     it->memory_bytes = prop.totalGlobalMem;
     it->compute_capability = fmt::format("{}.{}", prop.major, prop.minor);
-    it->dmabuf_supported = dmabuf_attribute(i);
+    it->dmabuf_supported = dmabuf_supported(i);
   }
   std::erase_if(node.absent, [](const Absence& a) { return a.what == "gpus"; });
   std::sort(node.gpus.begin(), node.gpus.end(), [](const GpuFacts& a, const GpuFacts& b) { return a.index.value_or(1 << 20) < b.index.value_or(1 << 20); });

@@ -16,4 +16,7 @@ void augment_with_cuda(NodeFacts& node, RankFacts& rank);
 // cudaGetDriverEntryPointByVersion. nullptr when the driver is missing.
 void* driver_function(const char* name);
 
+// CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED of CUDA device `ordinal`; nullopt when it cannot be read.
+std::optional<bool> dmabuf_supported(int ordinal);
+
 }  // namespace fabricproof::gpu

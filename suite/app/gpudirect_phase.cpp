@@ -1,0 +1,96 @@
+#include "app/gpudirect_phase.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "app/verbs_phase.hpp"
+#include "core/gpudirect_rules.hpp"
+#include "gpu/cuda_memory.hpp"
+
+namespace fabricproof::app {
+namespace {
+
+using nlohmann::json;
+
+// The rank of `node` whose GPU is closest to HCA `device` (hwloc classes), or nullopt when the
+// topology or the rank -> GPU map cannot tell.
+std::optional<int> closest_rank(const NodeFacts& node, const std::string& device) {
+  if (!node.topology) return std::nullopt;
+  const auto& t = *node.topology;
+  const auto hca = std::find_if(t.hcas.begin(), t.hcas.end(), [&](const TopoDevice& h) { return h.name == device; });
+  if (hca == t.hcas.end()) return std::nullopt;
+  const size_t h = static_cast<size_t>(hca - t.hcas.begin());
+  std::optional<int> best_rank;
+  int best = 99;
+  for (const auto& r : node.ranks) {
+    if (!r.gpu) continue;
+    const auto gpu = std::find_if(node.gpus.begin(), node.gpus.end(), [&](const GpuFacts& g) { return g.index == r.gpu; });
+    if (gpu == node.gpus.end()) continue;
+    for (size_t g = 0; g < t.gpus.size() && g < t.classes.size(); ++g)
+      if (t.gpus[g].pci == gpu->pci && h < t.classes[g].size() && path_rank(t.classes[g][h]) < best) {
+        best = path_rank(t.classes[g][h]);
+        best_rank = r.rank;
+      }
+  }
+  return best_rank;
+}
+
+int this_rank_gpu(const mpi::Session& session) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return -1;
+  return session.local_rank() % count;  // the GPU the inventory assigned to this rank
+}
+
+}  // namespace
+
+GpudirectOutcome run_gpudirect_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
+                                     const Profile& profile, const std::function<void(const std::string&)>& progress) {
+  auto pair_ranks_by_gpu = [&](VerbsPlan& plan) {
+    for (auto& e : plan.endpoints)
+      for (const auto& n : cluster.nodes)
+        if (n.host == e.host)
+          if (auto rank = closest_rank(n, e.device)) e.rank = *rank;
+  };
+  auto none = [](const VerbsSection&) {};
+  VerbsOptions host_tests = options.verbs, gpu_tests = options.verbs;
+  host_tests.tests = {"write_bw"};
+  gpu_tests.tests = {"write_bw", "send_bw"};  // SEND: the receiving GPU checks the payload
+
+  verbs::HostMemoryProvider host_memory;
+  auto host = run_verbs_matrix(options, host_tests, session, cluster, profile, host_memory, pair_ranks_by_gpu, "gpudirect host", progress, none);
+  const int device = this_rank_gpu(session);
+  gpu::CudaMemoryProvider gpu_memory(device < 0 ? 0 : device);
+  auto gpu = run_verbs_matrix(options, gpu_tests, session, cluster, profile, gpu_memory, pair_ranks_by_gpu, "gpudirect gpu", progress, none);
+
+  // Which registration path each rank's GPU memory took, for the report and the findings.
+  GpuRegistration mine = gpu_memory.registration();
+  mine.rank = session.rank();
+  char host_name[256] = {};
+  gethostname(host_name, sizeof(host_name) - 1);
+  mine.host = host_name;
+  if (device < 0) mine.gpu.reset();
+  const auto gathered = mpi::gather_to_root(session, json_text(json(mine)),
+                                            mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000)));
+  GpudirectOutcome outcome;
+  if (!session.is_root()) return outcome;
+  std::vector<GpuRegistration> registrations;
+  for (const auto& g : gathered)
+    if (g) {
+      auto r = json::parse(*g).get<GpuRegistration>();
+      if (!r.path.empty() || !r.dmabuf.empty() || !r.peermem.empty()) registrations.push_back(r);  // ranks that drove an HCA
+    }
+  outcome.findings = check_gpudirect(host.section, gpu.section, registrations, profile);
+  outcome.section = {{"host", verbs_section_json(host.section)},
+                     {"gpu", verbs_section_json(gpu.section)},
+                     {"registrations", registrations},
+                     {"comparison", gpudirect_comparison(host.section, gpu.section)}};
+  outcome.summary = fmt::format("{} pair(s), host and GPU memory; {} rank(s) registered GPU memory", gpu.section.pairs.size(),
+                                registrations.size());
+  return outcome;
+}
+
+}  // namespace fabricproof::app

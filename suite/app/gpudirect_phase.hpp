@@ -1,0 +1,28 @@
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/options.hpp"
+#include "core/finding.hpp"
+#include "core/inventory.hpp"
+#include "core/profile.hpp"
+#include "mpi/session.hpp"
+
+namespace fabricproof::app {
+
+struct GpudirectOutcome {
+  nlohmann::json section;  // {host, gpu, registrations, comparison}
+  std::vector<Finding> findings;
+  std::string summary;
+};
+
+// GPUDirect RDMA: the verbs matrix twice with the same sizes and durations, RDMA WRITE on host
+// memory and then on GPU memory (plus SENDs into GPU memory, checked by a kernel on the receiving
+// GPU). Each HCA is driven by the rank whose GPU is closest to it (the node's hwloc topology), the
+// pairing NCCL would use. Every rank calls it; the outcome is meaningful on rank 0.
+GpudirectOutcome run_gpudirect_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
+                                     const Profile& profile, const std::function<void(const std::string&)>& progress);
+
+}  // namespace fabricproof::app

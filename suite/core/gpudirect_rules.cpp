@@ -1,0 +1,99 @@
+#include "core/gpudirect_rules.hpp"
+
+#include <fmt/format.h>
+
+#include "core/hints.hpp"
+
+namespace fabricproof {
+namespace {
+
+using nlohmann::json;
+
+struct Direction {
+  std::string label;  // "node1/mlx5_0 -> node2/mlx5_0"
+  const TestResult* host = nullptr;
+  const TestResult* gpu = nullptr;
+};
+
+std::string label(const VerbsSection& s, const TestResult& t) {
+  return s.endpoints.at(static_cast<size_t>(t.from)).label() + " -> " + s.endpoints.at(static_cast<size_t>(t.to)).label();
+}
+
+// The write_bw results of both runs, matched by endpoint labels and direction.
+std::vector<Direction> directions(const VerbsSection& host, const VerbsSection& gpu) {
+  std::vector<Direction> out;
+  for (const auto& p : gpu.pairs)
+    for (const auto& t : p.tests)
+      if (t.test == "write_bw") out.push_back({label(gpu, t), nullptr, &t});
+  for (const auto& p : host.pairs)
+    for (const auto& t : p.tests)
+      if (t.test == "write_bw")
+        for (auto& d : out)
+          if (d.label == label(host, t)) d.host = &t;
+  return out;
+}
+
+}  // namespace
+
+json gpudirect_comparison(const VerbsSection& host, const VerbsSection& gpu) {
+  json rows = json::array();
+  for (const auto& d : directions(host, gpu)) {
+    json row{{"pair", d.label}, {"host_gbps", nullptr}, {"gpu_gbps", nullptr}, {"ratio", nullptr}, {"gpu_status", d.gpu->status},
+             {"gpu_reason", d.gpu->reason}};
+    const bool host_ok = d.host && d.host->status == "ok" && d.host->gbps.has_value();
+    const bool gpu_ok = d.gpu->status == "ok" && d.gpu->gbps.has_value();
+    if (host_ok) row["host_gbps"] = d.host->gbps.value();
+    if (gpu_ok) row["gpu_gbps"] = d.gpu->gbps.value();
+    if (host_ok && gpu_ok && d.host->gbps.value() > 0) row["ratio"] = d.gpu->gbps.value() / d.host->gbps.value();
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::vector<Finding> check_gpudirect(const VerbsSection& host, const VerbsSection& gpu, const std::vector<GpuRegistration>& registrations,
+                                     const Profile& profile) {
+  std::vector<Finding> out;
+  for (const auto& r : registrations) {
+    if (!r.path.empty() || !r.gpu) continue;
+    out.push_back({"gpudirect_available", fmt::format("{} rank {} GPU {}", r.host, r.rank, *r.gpu), Verdict::fail,
+                   json{{"dmabuf", r.dmabuf}, {"peermem", r.peermem}}, json{{"path", "dmabuf or peermem"}},
+                   "gpudirect_available: the HCA registers this rank's GPU memory, by DMA-BUF or by nvidia-peermem",
+                   std::string("GPUDirect not available. ") + hint::kPeermem});
+  }
+  const auto& g = profile.gpudirect;
+  for (const auto& d : directions(host, gpu)) {
+    const std::string rule = fmt::format(
+        "gpudirect_ratio: RDMA write bandwidth on GPU memory >= {} x the same write on host memory passes, <= {} is a host bounce "
+        "(gpudirect.ratio_pass, ratio_bounce)",
+        g.ratio_pass, g.ratio_bounce);
+    if (d.gpu->status == "not_measured") continue;
+    if (d.gpu->status != "ok") {
+      out.push_back({"gpudirect_ratio", d.label, Verdict::fail, json{{"gpu", d.gpu->reason}}, json{{"gpu", "measured"}}, rule,
+                     "The write on GPU memory failed: see gpudirect_available and the verbs status in `measured`."});
+      continue;
+    }
+    if (!d.host || d.host->status != "ok" || !d.host->gbps || !d.gpu->gbps || *d.host->gbps <= 0) {
+      out.push_back({"gpudirect_ratio", d.label, Verdict::skip, json{{"host", d.host ? d.host->status : "absent"}}, json{}, rule, ""});
+      continue;
+    }
+    const double ratio = *d.gpu->gbps / *d.host->gbps;
+    const Verdict v = ratio >= g.ratio_pass ? Verdict::pass : ratio <= g.ratio_bounce ? Verdict::fail : Verdict::warn;
+    std::string hint;
+    if (v == Verdict::fail)
+      hint = std::string("Host bounce: the data goes through host memory. Check nvidia_peermem / DMA-BUF (gpudirect_available), "
+                         "then the GPU-HCA path (gpu_hca_path: SYS means the other NUMA node). ") + hint::kNuma;
+    else if (v == Verdict::warn)
+      hint = "GPU memory writes are slower than host memory: check the GPU-HCA path class (gpu_hca_path) and the GPU's PCIe link.";
+    out.push_back({"gpudirect_ratio", d.label, v, json{{"gpu_gbps", *d.gpu->gbps}, {"host_gbps", *d.host->gbps}, {"ratio", ratio}},
+                   json{{"ratio_pass", g.ratio_pass}, {"ratio_bounce", g.ratio_bounce}}, rule, hint});
+  }
+  for (const auto& p : gpu.pairs)
+    for (const auto& t : p.tests)
+      if (t.test == "send_bw" && t.mismatches && *t.mismatches > 0)
+        out.push_back({"gpudirect_payload", label(gpu, t), Verdict::fail, json{{"mismatches", *t.mismatches}, {"verified", t.verified.value_or(0)}},
+                       json{{"mismatches", 0}}, "gpudirect_payload: SENDs into GPU memory arrive intact (checked by a kernel on the receiving GPU)",
+                       "Corrupted GPU payloads: check the port error counters and the GPU's PCIe link; rerun with --verbs-mode isolated."});
+  return out;
+}
+
+}  // namespace fabricproof

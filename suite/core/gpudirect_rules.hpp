@@ -1,0 +1,35 @@
+#pragma once
+// GPUDirect RDMA: the same RDMA writes on GPU memory and on host memory, compared pair by pair.
+// Pure: the two verbs sections and each rank's registration record in, findings out.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/finding.hpp"
+#include "core/profile.hpp"
+#include "core/verbs_model.hpp"
+
+namespace fabricproof {
+
+// How one rank registered GPU memory with its HCA: "dmabuf" or "peermem" (path), or "" when
+// neither worked; the other fields say why a path was not taken (errno text, attribute, module).
+struct GpuRegistration {
+  int rank = 0;
+  std::string host;
+  std::optional<int> gpu;
+  std::string path;
+  std::string dmabuf;
+  std::string peermem;
+};
+FABRICPROOF_JSON(GpuRegistration, rank, host, gpu, path, dmabuf, peermem)
+
+// Findings: a rank that could not register GPU memory fails ("GPUDirect not available", with the
+// reasons); per pair and direction, GPU / host write bandwidth >= gpudirect.ratio_pass passes,
+// <= gpudirect.ratio_bounce fails as a host bounce, between warns; GPU payload mismatches fail.
+std::vector<Finding> check_gpudirect(const VerbsSection& host, const VerbsSection& gpu, const std::vector<GpuRegistration>& registrations,
+                                     const Profile& profile);
+
+// One row per measured direction: {pair, from, to, host_gbps, gpu_gbps, ratio}.
+nlohmann::json gpudirect_comparison(const VerbsSection& host, const VerbsSection& gpu);
+
+}  // namespace fabricproof

@@ -1,0 +1,102 @@
+#include "gpu/cuda_memory.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "gpu/cuda_probe.hpp"
+#include "kernels/pattern.hpp"
+
+namespace fabricproof::gpu {
+namespace {
+
+constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+constexpr size_t kAlign = 2u << 20;  // whole 2 MiB GPU pages: what peer-memory pins and DMA-BUF exports
+
+std::string cuda_text(cudaError_t e) { return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e)); }
+
+// DMA-BUF: the GPU exports the range as a dma-buf fd, the HCA imports it (kernel >= 5.12, rdma-core
+// >= 34, open GPU kernel modules). Returns the MR or null with the reason in `why`.
+ibv_mr* register_dmabuf(ibv_pd* pd, void* ptr, size_t bytes, int device, std::string& why) {
+  const auto supported = dmabuf_supported(device);
+  if (!supported || !*supported) {
+    why = supported ? "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0" : "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED unreadable";
+    return nullptr;
+  }
+  using GetHandle = CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
+  auto get_handle = reinterpret_cast<GetHandle>(driver_function("cuMemGetHandleForAddressRange"));
+  if (!get_handle) {
+    why = "the CUDA driver has no cuMemGetHandleForAddressRange";
+    return nullptr;
+  }
+  int fd = -1;
+  if (const CUresult r = get_handle(&fd, reinterpret_cast<CUdeviceptr>(ptr), bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0); r != CUDA_SUCCESS) {
+    why = fmt::format("cuMemGetHandleForAddressRange: CUresult {}", static_cast<int>(r));
+    return nullptr;
+  }
+  ibv_mr* mr = ibv_reg_dmabuf_mr(pd, 0, bytes, reinterpret_cast<uint64_t>(ptr), fd, kAccess);
+  const int error = errno;
+  close(fd);  // the MR holds its own reference to the dma-buf
+  if (!mr) why = fmt::format("ibv_reg_dmabuf_mr: {} ({})", std::strerror(error), error);
+  return mr;
+}
+
+// Peer memory: the HCA driver asks nvidia-peermem (MLNX_OFED's peer-memory API) to pin the range.
+ibv_mr* register_peermem(ibv_pd* pd, void* ptr, size_t bytes, std::string& why) {
+  ibv_mr* mr = ibv_reg_mr(pd, ptr, bytes, kAccess);
+  if (!mr) {
+    const int error = errno;
+    const bool loaded = std::filesystem::exists("/sys/module/nvidia_peermem");
+    why = fmt::format("ibv_reg_mr on GPU memory: {} ({}); nvidia_peermem {}", std::strerror(error), error, loaded ? "loaded" : "not loaded");
+  }
+  return mr;
+}
+
+}  // namespace
+
+CudaMemoryProvider::CudaMemoryProvider(int device) : device_(device) { registration_.gpu = device; }
+
+verbs::Buffer CudaMemoryProvider::allocate(ibv_pd* pd, size_t bytes) {
+  const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  if (const auto e = cudaSetDevice(device_); e != cudaSuccess) throw verbs::VerbsError("cudaSetDevice", 0, cuda_text(e));
+  void* ptr = nullptr;
+  if (const auto e = cudaMalloc(&ptr, rounded); e != cudaSuccess) throw verbs::VerbsError("cudaMalloc", 0, cuda_text(e));
+  verbs::Buffer b;
+  b.memory = std::shared_ptr<void>(ptr, [](void* p) { cudaFree(p); });
+  b.bytes = rounded;
+  cudaMemset(ptr, 0, rounded);
+  registration_.path.clear();
+  registration_.dmabuf.clear();
+  registration_.peermem.clear();
+  // DMA-BUF first (no out-of-tree module needed), then peer memory.
+  b.mr.reset(register_dmabuf(pd, ptr, rounded, device_, registration_.dmabuf));
+  if (b.mr) {
+    registration_.path = "dmabuf";
+  } else {
+    b.mr.reset(register_peermem(pd, ptr, rounded, registration_.peermem));
+    if (b.mr) registration_.path = "peermem";
+  }
+  if (!b.mr)
+    throw verbs::VerbsError("GPUDirect registration", EFAULT,
+                            fmt::format("GPU {}: dmabuf: {}; peermem: {}", device_, registration_.dmabuf, registration_.peermem));
+  return b;
+}
+
+void CudaMemoryProvider::fill(verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) {
+  if (auto error = kernels::fill_pattern(static_cast<char*>(buffer.addr()) + offset, bytes, seed); !error.empty())
+    throw verbs::VerbsError("fill_pattern", 0, error);
+}
+
+uint64_t CudaMemoryProvider::mismatches(const verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) {
+  uint64_t wrong = 0;
+  if (auto error = kernels::count_mismatches(static_cast<const char*>(buffer.addr()) + offset, bytes, seed, &wrong); !error.empty())
+    throw verbs::VerbsError("count_mismatches", 0, error);
+  return wrong;
+}
+
+}  // namespace fabricproof::gpu

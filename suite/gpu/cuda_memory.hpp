@@ -1,0 +1,27 @@
+#pragma once
+// GPU memory for the verbs engine (GPUDirect RDMA): cudaMalloc'ed buffers registered with the HCA
+// by DMA-BUF (cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr) where the GPU reports support,
+// else by ibv_reg_mr on the device pointer (needs nvidia-peermem). The payload pattern is filled
+// and checked on the GPU by kernels/pattern.cu. Needs CUDA and libibverbs.
+#include "core/gpudirect_rules.hpp"
+#include "verbs/memory.hpp"
+
+namespace fabricproof::gpu {
+
+class CudaMemoryProvider : public verbs::MemoryProvider {
+ public:
+  explicit CudaMemoryProvider(int device);
+  std::string name() const override { return registration_.path.empty() ? "cuda" : "cuda-" + registration_.path; }
+  // Throws VerbsError "GPUDirect registration" with both paths' reasons when neither works.
+  verbs::Buffer allocate(ibv_pd* pd, size_t bytes) override;
+  void fill(verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) override;
+  uint64_t mismatches(const verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) override;
+  // Which path the last allocation took and why the other did not (rank and host set by the caller).
+  const GpuRegistration& registration() const { return registration_; }
+
+ private:
+  int device_;
+  GpuRegistration registration_;
+};
+
+}  // namespace fabricproof::gpu

@@ -1,0 +1,70 @@
+// The CUDA kernels and the GPU probes on a real GPU; skipped with the reason where CUDA reports no
+// device (CI, this project's build machines). Run on a GPU machine: ctest -L gpu.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/collective_pattern.hpp"
+#include "core/pattern.hpp"
+#include "gpu/cuda_probe.hpp"
+#include "kernels/collective.hpp"
+#include "kernels/pattern.hpp"
+
+namespace fabricproof {
+namespace {
+
+class Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) GTEST_SKIP() << "no CUDA device: " << cudaGetErrorString(e);
+    ASSERT_EQ(cudaMalloc(&buffer_, kBytes), cudaSuccess);
+  }
+  void TearDown() override {
+    if (buffer_) cudaFree(buffer_);
+  }
+  static constexpr size_t kBytes = 64u << 20;
+  void* buffer_ = nullptr;
+};
+
+TEST_F(Gpu, PatternFillThenVerifyFindsNoMismatchAndCountsACorruptedWord) {
+  ASSERT_EQ(kernels::fill_pattern(buffer_, kBytes, 42), "");
+  uint64_t wrong = 99;
+  ASSERT_EQ(kernels::count_mismatches(buffer_, kBytes, 42, &wrong), "");
+  EXPECT_EQ(wrong, 0u);
+  // The host computes the same words as the kernel.
+  uint32_t first[4];
+  ASSERT_EQ(cudaMemcpy(first, buffer_, sizeof(first), cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(first[i], pattern_word(42, static_cast<uint64_t>(i)));
+  const uint32_t junk = first[1] ^ 1u;
+  ASSERT_EQ(cudaMemcpy(static_cast<char*>(buffer_) + 4 * 1000, &junk, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(kernels::count_mismatches(buffer_, kBytes, 42, &wrong), "");
+  EXPECT_EQ(wrong, 1u);
+  EXPECT_NE(kernels::fill_pattern(buffer_, 3, 1), "") << "a size that is not whole words is refused";
+}
+
+TEST_F(Gpu, CollectiveCheckAcceptsTheTrueResultAndCountsWrongElements) {
+  // Allgather over 3 "ranks" built on the host: the kernel must agree with the host checker.
+  const uint64_t chunk = 1000;
+  const int ranks = 3;
+  std::vector<float> out(chunk * ranks);
+  for (uint64_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(coll_expected_value(CollOp::allgather, ReduceOp::sum, 1, ranks, chunk, i));
+  ASSERT_EQ(cudaMemcpy(buffer_, out.data(), out.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  uint64_t wrong = 99;
+  ASSERT_EQ(kernels::count_collective_wrong(buffer_, out.size(), CollOp::allgather, ReduceOp::sum, DataType::float32, 1, ranks, chunk, &wrong), "");
+  EXPECT_EQ(wrong, 0u);
+  ASSERT_EQ(kernels::fill_collective(buffer_, 10, buffer_, out.size(), DataType::float32, 2, nullptr), "");  // zeroes, then rank 2's input
+  ASSERT_EQ(kernels::count_collective_wrong(buffer_, out.size(), CollOp::allgather, ReduceOp::sum, DataType::float32, 1, ranks, chunk, &wrong), "");
+  EXPECT_EQ(wrong, out.size()) << "zeroed output and another rank's input match nothing";
+}
+
+TEST_F(Gpu, DmabufAttributeIsReadable) {
+  const auto supported = gpu::dmabuf_supported(0);
+  ASSERT_TRUE(supported.has_value()) << "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED could not be read";
+  RecordProperty("dmabuf_supported", *supported ? "yes" : "no");
+}
+
+}  // namespace
+}  // namespace fabricproof

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "app/nccl_audit.hpp"
+#include "app/report_command.hpp"
 #include "app/run.hpp"
 #include "cli/options.hpp"
 #include "mpi/session.hpp"
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
     }
     case Command::nccl_audit:
       return app::nccl_audit(cl.audit);
+    case Command::report:
+      return app::render_report(cl.report);
     case Command::none:
       break;
   }

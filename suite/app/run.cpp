@@ -14,6 +14,7 @@
 #include "core/profile.hpp"
 #include "nccl_log/audit.hpp"
 #include "nccl_log/parser.hpp"
+#include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
 #if FABRICPROOF_HAVE_VERBS
@@ -57,6 +58,7 @@ std::string write_report(const std::string& out_dir, Report& report) {
   const std::string json = json_text(nlohmann::json(report), 2);
   std::string error = write_file_atomic((fs::path(out_dir) / "report.json").string(), json + "\n");
   if (error.empty()) error = write_file_atomic((fs::path(out_dir) / "report.md").string(), render_markdown(report));
+  if (error.empty()) error = write_file_atomic((fs::path(out_dir) / "junit.xml").string(), render_junit(report));
   return error;
 }
 

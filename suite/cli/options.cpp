@@ -94,6 +94,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   audit->add_flag("--single-node", single, "The job ran on one node");
   audit->add_flag("--expect-gdr", cl.audit.expect_gdr, "Warn when RDMA connections do not use GPUDirect (GDRDMA)");
 
+  auto* report = app.add_subcommand("report", "Re-render a saved report.json (no MPI needed)");
+  report->add_option("report", cl.report.input, "The report.json to render")->required()->check(CLI::ExistingFile);
+  report->add_option("--format", cl.report.formats, "Formats, comma-separated: md, junit, json (md,junit)")
+      ->delimiter(',')->check(CLI::IsMember({"md", "junit", "json"}));
+  report->add_option("-o,--out", cl.report.out_dir, "Directory for report.md / junit.xml / report.json (default: beside the input)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -101,6 +107,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     cl.message = app.help();
     if (run->parsed()) cl.message = run->help();
     if (audit->parsed()) cl.message = audit->help();
+    if (report->parsed()) cl.message = report->help();
     return cl;
   } catch (const CLI::CallForVersion& e) {
     cl.exit_code = 0;
@@ -109,6 +116,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   } catch (const CLI::ParseError& e) {
     cl.exit_code = 2;
     cl.message = std::string("command line: ") + e.what() + "\nRun 'fabricproof --help' or 'fabricproof run --help'.";
+    return cl;
+  }
+  if (report->parsed()) {
+    cl.command = Command::report;
     return cl;
   }
   if (audit->parsed()) {

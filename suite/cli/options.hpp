@@ -31,12 +31,19 @@ struct AuditOptionsCli {
   bool expect_gdr = false;
 };
 
-enum class Command { none, run, nccl_audit };
+struct ReportOptionsCli {
+  std::string input;                                 // a saved report.json
+  std::vector<std::string> formats = {"md", "junit"};  // of md, junit, json
+  std::string out_dir;                               // default: the input's directory
+};
+
+enum class Command { none, run, nccl_audit, report };
 
 struct CommandLine {
   Command command = Command::none;
   RunOptions run;
   AuditOptionsCli audit;
+  ReportOptionsCli report;
   // Set when parsing ended the program: help (exit 0) or an error (exit 2, message names it).
   std::optional<int> exit_code;
   std::string message;

@@ -143,6 +143,46 @@ TEST(Localhost, NcclEngineWithoutGpusIsSkippedWithTheReason) {
     }
 }
 
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(Localhost, ReportCommandReRendersWhatRunWrote) {
+  test::TempDir tmp("rerender");
+  const auto run_dir = tmp.path() / "run";
+  const auto o = run_shell(mpirun(2) + " run --phases inventory --out " + run_dir.string(), tmp.path() / "log");
+  ASSERT_LE(o.exit_code, 1) << o.output;
+  ASSERT_TRUE(fs::exists(run_dir / "junit.xml")) << "run writes JUnit next to JSON and Markdown";
+  const auto again = tmp.path() / "again";
+  const auto r = run_shell(std::string(FABRICPROOF_BINARY) + " report " + (run_dir / "report.json").string() + " --format md,junit,json --out " +
+                               again.string(),
+                           tmp.path() / "report-log");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_text(again / "report.md"), read_text(run_dir / "report.md"));
+  EXPECT_EQ(read_text(again / "junit.xml"), read_text(run_dir / "junit.xml"));
+  EXPECT_EQ(nlohmann::json::parse(read_text(again / "report.json")), nlohmann::json::parse(read_text(run_dir / "report.json")))
+      << "JSON -> model -> JSON is lossless";
+}
+
+TEST(Localhost, ReportCommandNamesBadInput) {
+  test::TempDir tmp("badreport");
+  const std::string bin = FABRICPROOF_BINARY;
+  std::ofstream(tmp.path() / "garbage.json") << "{\"schema\": \"fabricproof.report/1\", \"nodes\": [";
+  std::ofstream(tmp.path() / "other.json") << R"({"schema": "something-else"})";
+  auto truncated = run_shell(bin + " report " + (tmp.path() / "garbage.json").string(), tmp.path() / "a");
+  EXPECT_EQ(truncated.exit_code, 2);
+  EXPECT_NE(truncated.output.find("garbage.json: not a readable report"), std::string::npos) << truncated.output;
+  auto other = run_shell(bin + " report " + (tmp.path() / "other.json").string(), tmp.path() / "b");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.output.find("not a fabricproof report"), std::string::npos) << other.output;
+  auto missing = run_shell(bin + " report " + (tmp.path() / "nope.json").string(), tmp.path() / "c");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("nope.json"), std::string::npos) << missing.output;
+}
+
 TEST(Localhost, ExpectNodesMismatchFailsWithExitCode1) {
   test::TempDir tmp("expect");
   const auto o = run_shell(mpirun(2) + " run --phases inventory --expect-nodes 2 --out " + tmp.path().string(), tmp.path() / "log");

@@ -6,6 +6,7 @@
 #include "core/inventory_rules.hpp"
 #include "facts.hpp"
 #include "paths.hpp"
+#include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
 
@@ -114,6 +115,39 @@ TEST(AtomicWrite, ReplacesTheFileAndLeavesNoTemporary) {
   EXPECT_EQ(files, 1u);
   const auto error = write_file_atomic((tmp.path() / "missing" / "report.json").string(), "x");
   EXPECT_NE(error.find("No such file or directory"), std::string::npos) << error;
+}
+
+// One finding of each verdict and the phases, with characters XML must escape: the golden file
+// is what CI dashboards parse.
+Report junit_report() {
+  Report r;
+  r.started_at = "2026-11-29T00:00:00Z";
+  r.verdict = Verdict::error;
+  r.findings = {
+      {"port_state", "node2/mlx5_0:1", Verdict::fail, {{"state", "DOWN"}}, "ACTIVE", "port_state: every port is ACTIVE", "Check the cable <and> the switch port."},
+      {"port_state", "node1/mlx5_0:1", Verdict::pass, {{"state", "ACTIVE"}}, "ACTIVE", "port_state: every port is ACTIVE", ""},
+      {"roce_mtu", "node1/mlx5_0:1", Verdict::warn, {{"active_mtu", 2048}}, 4096, "roce_mtu: \"4096\" & more", "MTU first."},
+      {"gpu_hca_path", "node1/0000:82:00.0", Verdict::skip, {{"class", "unknown"}}, "PIX or PXB", "gpu_hca_path: no NUMA locality", ""},
+      {"profile", "site.json", Verdict::error, "site.json: /roce/mtu: unknown key", "valid", "the profile loads\x01", "Fix it."}};
+  r.phases = {{"inventory", Verdict::fail, "", 1}, {"verbs", Verdict::skip, "no RDMA device on any node", 0}, {"collectives", Verdict::error, "rank 3: timeout", 2}};
+  return r;
+}
+
+TEST(Junit, MatchesTheGoldenFile) {
+  const auto path = test::fixture("golden/junit.xml");
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path;
+  std::stringstream golden;
+  golden << in.rdbuf();
+  EXPECT_EQ(render_junit(junit_report()), golden.str());
+}
+
+TEST(Junit, CountsEveryVerdictAndEscapes) {
+  const auto xml = render_junit(junit_report());
+  EXPECT_NE(xml.find("<testsuites name=\"fabricproof error\" tests=\"8\" failures=\"1\" errors=\"2\" skipped=\"2\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("Check the cable &lt;and&gt; the switch port."), std::string::npos);
+  EXPECT_EQ(xml.find('\x01'), std::string::npos) << "control characters cannot appear in XML 1.0";
+  EXPECT_EQ(xml_escape("a\"b'c&d\x02\te"), "a&quot;b&apos;c&amp;d\te");
 }
 
 }  // namespace

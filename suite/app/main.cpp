@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
       return app::nccl_audit(cl.audit);
     case Command::report:
       return app::render_report(cl.report);
+    case Command::compare:
+      return app::compare_reports_command(cl.compare);
     case Command::none:
       break;
   }

@@ -5,31 +5,47 @@
 #include <iostream>
 #include <sstream>
 
+#include <fmt/format.h>
+
+#include "core/profile.hpp"
+#include "report/compare.hpp"
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
 
 namespace fabricproof::app {
 
+std::optional<Report> load_report(const std::string& path, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot be read";
+    return std::nullopt;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    const auto j = nlohmann::json::parse(text.str());
+    if (!j.is_object() || j.value("schema", std::string()) != kReportSchema) {
+      error = path + ": not a fabricproof report (no \"schema\": \"" + kReportSchema + "\")";
+      return std::nullopt;
+    }
+    return j.get<Report>();
+  } catch (const std::exception& e) {
+    error = path + ": not a readable report: " + e.what();
+    return std::nullopt;
+  }
+}
+
 int render_report(const ReportOptionsCli& options) {
   namespace fs = std::filesystem;
   const auto fail = [&](const std::string& why) {
-    std::cerr << "fabricproof report: " << options.input << ": " << why << "\n";
+    std::cerr << "fabricproof report: " << why << "\n";
     return 2;
   };
-  std::ifstream in(options.input, std::ios::binary);
-  if (!in) return fail("cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  Report report;
-  try {
-    const auto j = nlohmann::json::parse(text.str());
-    if (!j.is_object() || j.value("schema", std::string()) != kReportSchema)
-      return fail(std::string("not a fabricproof report (no \"schema\": \"") + kReportSchema + "\")");
-    report = j.get<Report>();
-  } catch (const std::exception& e) {
-    return fail(std::string("not a readable report: ") + e.what());
-  }
+  std::string error;
+  const auto loaded = load_report(options.input, error);
+  if (!loaded) return fail(error);
+  const Report& report = *loaded;
   const fs::path out = options.out_dir.empty() ? fs::path(options.input).parent_path() : fs::path(options.out_dir);
   std::error_code ec;
   if (!out.empty()) fs::create_directories(out, ec);
@@ -39,10 +55,50 @@ int render_report(const ReportOptionsCli& options) {
                                 : format == "junit" ? render_junit(report)
                                                     : json_text(nlohmann::json(report), 2) + "\n";
     const auto path = (out / name).string();
-    if (auto error = write_file_atomic(path, content); !error.empty()) return fail("cannot write " + path + ": " + error);
+    if (auto written = write_file_atomic(path, content); !written.empty()) return fail("cannot write " + path + ": " + written);
     std::cout << path << "\n";
   }
   return 0;
+}
+
+int compare_reports_command(const CompareOptionsCli& options) {
+  namespace fs = std::filesystem;
+  std::string error;
+  const auto baseline = load_report(options.baseline, error);
+  const auto next = baseline ? load_report(options.next, error) : std::nullopt;
+  const auto profile = load_profile(options.profile);
+  if (!profile.profile) error = profile.errors.empty() ? "the profile" : profile.errors.front();
+  if (!baseline || !next || !profile.profile) {
+    std::cerr << "fabricproof compare: " << error << "\n";
+    return 2;
+  }
+  // The comparison as a report of its own: the same writers render it (console, Markdown, JUnit).
+  Report result;
+  result.started_at = next->started_at;
+  result.command = {"compare", options.baseline, options.next};
+  result.findings = compare_reports(*baseline, *next, profile.profile->compare.regression);
+  result.verdict = worst_verdict(result.findings);
+  const nlohmann::json j{{"verdict", to_string(result.verdict)},
+                         {"baseline", {{"path", options.baseline}, {"started_at", baseline->started_at}}},
+                         {"new", {{"path", options.next}, {"started_at", next->started_at}}},
+                         {"regression", profile.profile->compare.regression},
+                         {"findings", result.findings}};
+  const std::string md = fmt::format("# fabricproof compare: {}\n\nBaseline `{}` ({}) against `{}` ({}); a figure worse by more than {:.0f}% fails.\n\n{}",
+                                     to_string(result.verdict), options.baseline, baseline->started_at, options.next, next->started_at,
+                                     profile.profile->compare.regression * 100, render_findings_markdown(worst_first(result.findings)));
+  if (options.json) std::cout << json_text(j, 2) << "\n";
+  else std::cout << render_console_summary(result, 40);
+  if (!options.out_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.out_dir, ec);
+    for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
+             {"compare.json", json_text(j, 2) + "\n"}, {"compare.md", md}, {"compare-junit.xml", render_junit(result)}})
+      if (auto written = write_file_atomic((fs::path(options.out_dir) / name).string(), content); !written.empty()) {
+        std::cerr << "fabricproof compare: cannot write " << name << ": " << written << "\n";
+        return 2;
+      }
+  }
+  return exit_code_for(result.verdict);
 }
 
 }  // namespace fabricproof::app

@@ -1,10 +1,22 @@
 #pragma once
+#include <optional>
+#include <string>
+
 #include "cli/options.hpp"
+#include "report/report.hpp"
 
 namespace fabricproof::app {
 
 // `fabricproof report REPORT.json [--format md,junit,json] [--out DIR]`: re-renders a saved report
 // without MPI. Exit 0 when written, 2 when the input is unreadable or not a fabricproof report.
 int render_report(const ReportOptionsCli& options);
+
+// A saved report.json as the model; nullopt with `error` naming the problem when it is unreadable
+// or not a fabricproof report.
+std::optional<Report> load_report(const std::string& path, std::string& error);
+
+// `fabricproof compare BASELINE NEW`: what changed and which figures regressed. Exit 1 on a
+// regression (or a missing node or component), 0 otherwise, 2 on unreadable input.
+int compare_reports_command(const CompareOptionsCli& options);
 
 }  // namespace fabricproof::app

@@ -100,6 +100,13 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       ->delimiter(',')->check(CLI::IsMember({"md", "junit", "json"}));
   report->add_option("-o,--out", cl.report.out_dir, "Directory for report.md / junit.xml / report.json (default: beside the input)");
 
+  auto* compare = app.add_subcommand("compare", "Compare a report with a baseline (re-validation after a hardware swap)");
+  compare->add_option("baseline", cl.compare.baseline, "The baseline report.json (e.g. the factory run)")->required()->check(CLI::ExistingFile);
+  compare->add_option("new", cl.compare.next, "The report.json after the change")->required()->check(CLI::ExistingFile);
+  compare->add_option("-p,--profile", cl.compare.profile, "Profile whose compare.regression limit applies (default 5%)");
+  compare->add_flag("--json", cl.compare.json, "Print JSON instead of a table");
+  compare->add_option("-o,--out", cl.compare.out_dir, "Also write compare.md, compare.json and compare-junit.xml here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -108,6 +115,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     if (run->parsed()) cl.message = run->help();
     if (audit->parsed()) cl.message = audit->help();
     if (report->parsed()) cl.message = report->help();
+    if (compare->parsed()) cl.message = compare->help();
     return cl;
   } catch (const CLI::CallForVersion& e) {
     cl.exit_code = 0;
@@ -120,6 +128,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   }
   if (report->parsed()) {
     cl.command = Command::report;
+    return cl;
+  }
+  if (compare->parsed()) {
+    cl.command = Command::compare;
     return cl;
   }
   if (audit->parsed()) {

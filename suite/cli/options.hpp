@@ -37,13 +37,22 @@ struct ReportOptionsCli {
   std::string out_dir;                               // default: the input's directory
 };
 
-enum class Command { none, run, nccl_audit, report };
+struct CompareOptionsCli {
+  std::string baseline;  // the factory report.json
+  std::string next;      // the report after the change
+  std::string profile = "default";  // compare.regression
+  bool json = false;
+  std::string out_dir;   // compare.md, compare.json, compare-junit.xml when given
+};
+
+enum class Command { none, run, nccl_audit, report, compare };
 
 struct CommandLine {
   Command command = Command::none;
   RunOptions run;
   AuditOptionsCli audit;
   ReportOptionsCli report;
+  CompareOptionsCli compare;
   // Set when parsing ended the program: help (exit 0) or an error (exit 2, message names it).
   std::optional<int> exit_code;
   std::string message;

@@ -57,6 +57,7 @@ const std::vector<LeafSpec>& leaf_specs() {
       {"/verbs/latency_usec/InfiniBand", Kind::number, true, 0, 1e6},
       {"/verbs/latency_usec/Ethernet", Kind::number, true, 0, 1e6},
       {"/verbs/latency_outlier_factor", Kind::number, false, 1, 1000},
+      {"/compare/regression", Kind::number, false, 0, 1},
       {"/collectives/absolute_bw", Kind::boolean, false},
       {"/collectives/busbw_efficiency", Kind::number, false, 0, 2},
       {"/collectives/busbw_efficiency_fail", Kind::number, false, 0, 2},
@@ -185,6 +186,7 @@ Profile build(const json& doc, const std::string& origin) {
   p.verbs.latency_usec_infiniband = verbs.at("latency_usec").at("InfiniBand").get<std::optional<double>>();
   p.verbs.latency_usec_ethernet = verbs.at("latency_usec").at("Ethernet").get<std::optional<double>>();
   p.verbs.latency_outlier_factor = verbs.at("latency_outlier_factor").get<double>();
+  p.compare.regression = doc.at("compare").at("regression").get<double>();
   const auto& coll = doc.at("collectives");
   p.collectives.absolute_bw = coll.at("absolute_bw").get<bool>();
   p.collectives.busbw_efficiency = coll.at("busbw_efficiency").get<double>();

@@ -64,6 +64,9 @@ struct Profile {
     double busbw_efficiency_fail = 0.7;
     double scaling_drop_factor = 5.0;    // 1-node busbw / 2-node busbw at the top size: "RDMA not used"
   } collectives;
+  struct Compare {
+    double regression = 0.05;  // `compare`: a figure worse than the baseline by more than this fails
+  } compare;
 
   bool includes_device(std::string_view device) const;
 };

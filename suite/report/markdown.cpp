@@ -107,6 +107,12 @@ std::vector<const Finding*> worst_first(const std::vector<Finding>& findings) {
   return rows;
 }
 
+std::string render_findings_markdown(const std::vector<const Finding*>& findings) {
+  std::string md;
+  findings_table(md, findings);
+  return md;
+}
+
 std::string render_markdown(const Report& r) {
   std::string md;
   std::vector<std::string> hosts;

@@ -11,6 +11,8 @@ std::string render_markdown(const Report& report);
 std::string render_console_summary(const Report& report, size_t max_findings = 12);
 // A JSON value as short text for a table cell: strings bare, objects as "k=v, k=v".
 std::string compact(const nlohmann::json& value);
+// A Markdown table of findings (verdict, check, subject, measured, expected, rule, hint).
+std::string render_findings_markdown(const std::vector<const Finding*>& findings);
 // Findings ordered worst first, stable within a verdict.
 std::vector<const Finding*> worst_first(const std::vector<Finding>& findings);
 

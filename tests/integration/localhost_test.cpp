@@ -167,6 +167,26 @@ TEST(Localhost, ReportCommandReRendersWhatRunWrote) {
       << "JSON -> model -> JSON is lossless";
 }
 
+TEST(Localhost, CompareExitCodesAndFiles) {
+  test::TempDir tmp("compare");
+  const auto base = tmp.path() / "base";
+  ASSERT_LE(run_shell(mpirun(1) + " run --phases inventory --out " + base.string(), tmp.path() / "log").exit_code, 1);
+  const std::string bin = FABRICPROOF_BINARY, baseline = (base / "report.json").string();
+  auto same = run_shell(bin + " compare " + baseline + " " + baseline + " --out " + (tmp.path() / "cmp").string(), tmp.path() / "same");
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  for (const char* f : {"compare.json", "compare.md", "compare-junit.xml"}) EXPECT_TRUE(fs::exists(tmp.path() / "cmp" / f)) << f;
+  auto j = nlohmann::json::parse(read_text(base / "report.json"));
+  j["nodes"][0]["host"] = "replacement-node";  // the baseline node is gone
+  std::ofstream(tmp.path() / "after.json") << j.dump();
+  auto missing = run_shell(bin + " compare --json " + baseline + " " + (tmp.path() / "after.json").string(), tmp.path() / "missing");
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  const auto out = nlohmann::json::parse(missing.output);
+  EXPECT_EQ(out["verdict"], "fail");
+  bool named = false;
+  for (const auto& f : out["findings"]) named |= f["id"] == "compare_node" && f["verdict"] == "fail";
+  EXPECT_TRUE(named);
+}
+
 TEST(Localhost, ReportCommandNamesBadInput) {
   test::TempDir tmp("badreport");
   const std::string bin = FABRICPROOF_BINARY;

@@ -49,7 +49,11 @@ struct Phase {
 };
 
 void say(const RunState& s, const std::string& line) {
-  if (s.session.is_root() && !s.options.quiet) std::cout << "[fabricproof] " << line << std::endl;
+  if (!s.session.is_root() || s.options.quiet) return;
+  if (s.options.json_lines)
+    std::cout << json_text(nlohmann::json{{"event", "progress"}, {"time", utc_timestamp()}, {"text", line}}) << std::endl;
+  else
+    std::cout << "[fabricproof] " << line << std::endl;
 }
 
 std::string write_report(const std::string& out_dir, Report& report) {
@@ -290,8 +294,17 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
       std::cerr << "fabricproof: cannot write the report: " << write_error << "\n";
       code = 2;
     }
-    std::cout << render_console_summary(s.report);
-    std::cout << "report: " << (fs::path(options.out_dir) / "report.json").string() << "\n";
+    const auto report_path = (fs::path(options.out_dir) / "report.json").string();
+    if (options.json_lines) {
+      nlohmann::json counts = nlohmann::json::object();
+      for (const auto& f : s.report.findings) counts[std::string(to_string(f.verdict))] = counts.value(std::string(to_string(f.verdict)), 0) + 1;
+      std::cout << json_text(nlohmann::json{{"event", "summary"}, {"time", utc_timestamp()}, {"verdict", to_string(s.report.verdict)},
+                                            {"findings", counts}, {"exit_code", code}, {"report", report_path}})
+                << std::endl;
+    } else {
+      std::cout << render_console_summary(s.report);
+      std::cout << "report: " << report_path << "\n";
+    }
   }
   if (session.is_root() && !s.cluster.missing_ranks.empty()) {
     // The silent ranks will never reach MPI_Finalize; the report is written, so end the job.

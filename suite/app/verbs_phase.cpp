@@ -118,6 +118,7 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions
   section.endpoints = plan.endpoints;
   section.rounds = plan.rounds;
 
+  const auto phase_start = mpi::Clock::now();
   for (int round = 0; round < plan.rounds; ++round) {
     const auto round_start = mpi::Clock::now();
     json mine = json::array();
@@ -181,6 +182,11 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions
       section.pairs.push_back(std::move(r));
     }
     after_round(section);
+    if (round + 1 < plan.rounds) {  // long matrices: how much is left, from the rounds so far
+      const double done_s = std::chrono::duration<double>(mpi::Clock::now() - phase_start).count();
+      progress(fmt::format("{}: {} of {} rounds in {:.0f} s, about {:.0f} s left", name, round + 1, plan.rounds, done_s,
+                           done_s / (round + 1) * (plan.rounds - round - 1)));
+    }
   }
   if (session.is_root()) outcome.findings = check_verbs(section, cluster, profile);
   return outcome;

@@ -47,6 +47,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--timeout", cl.run.timeout_s, "Seconds a gather or broadcast may wait for the slowest rank")->check(CLI::PositiveNumber);
   run->add_option("--root", cl.run.root, "Filesystem root the inventory reads (a saved sysfs tree; default /)");
   run->add_flag("-q,--quiet", cl.run.quiet, "Print only the final summary");
+  run->add_flag("--json-lines", cl.run.json_lines, "Print progress and the summary as one JSON object per line (for log shippers)");
   run->add_option("--nccl-logs", cl.run.nccl_logs, "NCCL_DEBUG=INFO logs (one per rank or combined) for the nccl_audit phase")->check(CLI::ExistingFile);
   auto& v = cl.run.verbs;
   std::string bw_size, lat_size;

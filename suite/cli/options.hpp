@@ -19,6 +19,7 @@ struct RunOptions {
   double timeout_s = 120;      // deadline for each gather/broadcast of a phase
   std::string root = "/";      // filesystem root the probe reads (fixture trees in tests)
   bool quiet = false;
+  bool json_lines = false;     // one JSON event per line on stdout, for log shippers
   VerbsOptions verbs;
   SweepOptions collectives;
   std::vector<std::string> nccl_logs;  // NCCL_DEBUG=INFO logs to audit (the nccl_audit phase)

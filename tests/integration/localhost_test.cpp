@@ -187,6 +187,29 @@ TEST(Localhost, CompareExitCodesAndFiles) {
   EXPECT_TRUE(named);
 }
 
+TEST(Localhost, JsonLinesPrintsOneEventPerLine) {
+  test::TempDir tmp("jsonlines");
+  const auto o = run_shell(mpirun(2) + " run --phases inventory,collectives --collective-engine mpi --max-bytes 1K --json-lines --out " +
+                               tmp.path().string(),
+                           tmp.path() / "log");
+  ASSERT_LE(o.exit_code, 1) << o.output;
+  std::istringstream lines(o.output);
+  int progress = 0, summaries = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.rfind("[fabricproof]", 0), std::string::npos) << "no text lines with --json-lines: " << line;
+    if (line.empty() || line[0] != '{') continue;
+    const auto event = nlohmann::json::parse(line);  // throws (fails the test) on a broken line
+    if (event["event"] == "progress") ++progress;
+    if (event["event"] == "summary") {
+      ++summaries;
+      EXPECT_EQ(event["exit_code"], o.exit_code);
+      EXPECT_EQ(event["report"], (tmp.path() / "report.json").string());
+    }
+  }
+  EXPECT_GT(progress, 3) << o.output;
+  EXPECT_EQ(summaries, 1) << o.output;
+}
+
 TEST(Localhost, ReportCommandNamesBadInput) {
   test::TempDir tmp("badreport");
   const std::string bin = FABRICPROOF_BINARY;

@@ -12,7 +12,7 @@ CommandLine parse(std::vector<const char*> args) {
 
 TEST(Cli, RunWithEveryOption) {
   auto cl = parse({"run", "--out", "/tmp/r", "--profile", "roce-200", "--expect-nodes", "4", "--phases", "inventory,verbs",
-                   "--timeout", "30", "--root", "/srv/tree", "--quiet"});
+                   "--timeout", "30", "--root", "/srv/tree", "--quiet", "--json-lines"});
   ASSERT_FALSE(cl.exit_code) << cl.message;
   EXPECT_EQ(cl.command, Command::run);
   EXPECT_EQ(cl.run.out_dir, "/tmp/r");
@@ -22,6 +22,7 @@ TEST(Cli, RunWithEveryOption) {
   EXPECT_EQ(cl.run.timeout_s, 30);
   EXPECT_EQ(cl.run.root, "/srv/tree");
   EXPECT_TRUE(cl.run.quiet);
+  EXPECT_TRUE(cl.run.json_lines);
 }
 
 TEST(Cli, CollectiveSweepOptions) {

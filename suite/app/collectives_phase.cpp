@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -177,6 +178,18 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, const mpi::S
   };
   if (!clip.reason.empty()) progress("collectives: " + clip.reason);
 
+  // Time left after each sweep, from the mean sweep so far (rank 0 is in every group). Larger
+  // groups run a little longer per sweep, so the estimate is low early on; it says "about".
+  const size_t total_sweeps = plan.groups.size() * o.ops.size();
+  size_t sweeps_done = 0;
+  const auto phase_start = std::chrono::steady_clock::now();
+  auto say_time_left = [&] {
+    if (++sweeps_done >= total_sweeps) return;
+    const double done_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_start).count();
+    progress(fmt::format("collectives: {} of {} sweeps in {:.0f} s, about {:.0f} s left", sweeps_done, total_sweeps, done_s,
+                         done_s / static_cast<double>(sweeps_done) * static_cast<double>(total_sweeps - sweeps_done)));
+  };
+
   for (const auto& group : plan.groups) {
     const bool member = std::binary_search(group.ranks.begin(), group.ranks.end(), session.rank());
     MPI_Comm comm = MPI_COMM_NULL;
@@ -193,6 +206,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, const mpi::S
         result.hosts = group.hosts;
         if (result.status != "ok") progress(fmt::format("collectives: {} stopped: {}", name, result.reason));
         results.push_back(std::move(result));  // kept on rank 0 (the group's rank 0: groups start at its node)
+        say_time_left();
       }
       engine.reset();  // the NCCL communicator ends before the group's MPI communicator
       MPI_Comm_free(&comm);

@@ -35,7 +35,7 @@ void guarded(NodeFacts& node, const char* source, F&& f) {
 }  // namespace
 
 NodeFacts probe_this_rank(const RunOptions& options, const mpi::Session& session) {
-  NodeFacts node = probe::probe_node_files(options.root);
+  NodeFacts node = probe::probe_node_files(options.root, /*read_vpd=*/session.local_rank() == 0);
   RankFacts rank;
   rank.rank = session.rank();
   rank.local_rank = session.local_rank();

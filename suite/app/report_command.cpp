@@ -9,6 +9,8 @@
 
 #include "core/profile.hpp"
 #include "report/compare.hpp"
+#include "report/formats.hpp"
+#include "report/html.hpp"
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
@@ -50,12 +52,8 @@ int render_report(const ReportOptionsCli& options) {
   std::error_code ec;
   if (!out.empty()) fs::create_directories(out, ec);
   for (const auto& format : options.formats) {
-    const std::string name = format == "md" ? "report.md" : format == "junit" ? "junit.xml" : "report.json";
-    const std::string content = format == "md"      ? render_markdown(report)
-                                : format == "junit" ? render_junit(report)
-                                                    : json_text(nlohmann::json(report), 2) + "\n";
-    const auto path = (out / name).string();
-    if (auto written = write_file_atomic(path, content); !written.empty()) return fail("cannot write " + path + ": " + written);
+    const auto path = (out / report_file_name(format)).string();
+    if (auto written = write_file_atomic(path, render_report_format(report, format)); !written.empty()) return fail("cannot write " + path + ": " + written);
     std::cout << path << "\n";
   }
   return 0;
@@ -91,8 +89,13 @@ int compare_reports_command(const CompareOptionsCli& options) {
   if (!options.out_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.out_dir, ec);
+    const std::string html = render_findings_html(
+        fmt::format("fabricproof compare: {}", to_string(result.verdict)), result.verdict,
+        fmt::format("baseline {} ({}) against {} ({}); worse by more than {:.0f}% fails", options.baseline, baseline->started_at, options.next,
+                    next->started_at, profile.profile->compare.regression * 100),
+        result.findings);
     for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
-             {"compare.json", json_text(j, 2) + "\n"}, {"compare.md", md}, {"compare-junit.xml", render_junit(result)}})
+             {"compare.json", json_text(j, 2) + "\n"}, {"compare.md", md}, {"compare.html", html}, {"compare-junit.xml", render_junit(result)}})
       if (auto written = write_file_atomic((fs::path(options.out_dir) / name).string(), content); !written.empty()) {
         std::cerr << "fabricproof compare: cannot write " << name << ": " << written << "\n";
         return 2;

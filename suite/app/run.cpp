@@ -14,6 +14,7 @@
 #include "core/profile.hpp"
 #include "nccl_log/audit.hpp"
 #include "nccl_log/parser.hpp"
+#include "report/formats.hpp"
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
@@ -56,13 +57,13 @@ void say(const RunState& s, const std::string& line) {
     std::cout << "[fabricproof] " << line << std::endl;
 }
 
-std::string write_report(const std::string& out_dir, Report& report) {
+std::string write_report(const std::string& out_dir, const std::vector<std::string>& formats, Report& report) {
   report.finished_at = utc_timestamp();
   report.verdict = report.overall();
-  const std::string json = json_text(nlohmann::json(report), 2);
-  std::string error = write_file_atomic((fs::path(out_dir) / "report.json").string(), json + "\n");
-  if (error.empty()) error = write_file_atomic((fs::path(out_dir) / "report.md").string(), render_markdown(report));
-  if (error.empty()) error = write_file_atomic((fs::path(out_dir) / "junit.xml").string(), render_junit(report));
+  std::string error = write_file_atomic((fs::path(out_dir) / "report.json").string(), render_report_format(report, "json"));
+  for (const auto& format : formats)
+    if (error.empty() && format != "json")
+      error = write_file_atomic((fs::path(out_dir) / report_file_name(format)).string(), render_report_format(report, format));
   return error;
 }
 
@@ -104,7 +105,7 @@ void run_verbs(RunState& s, PhaseRecord& record) {
   auto progress = [&](const std::string& line) { say(s, line); };
   auto after_round = [&](const VerbsSection& section) {
     s.report.sections["verbs"] = verbs_section_json(section);
-    write_report(s.options.out_dir, s.report);
+    write_report(s.options.out_dir, s.options.formats, s.report);
   };
   auto outcome = run_verbs_phase(s.options, s.session, s.cluster, s.profile, progress, after_round);
   if (!s.session.is_root()) return;
@@ -139,7 +140,7 @@ void run_collectives(RunState& s, PhaseRecord& record) {
   auto progress = [&](const std::string& line) { say(s, line); };
   auto after_group = [&](const nlohmann::json& section) {
     s.report.sections["collectives"] = section;
-    write_report(s.options.out_dir, s.report);
+    write_report(s.options.out_dir, s.options.formats, s.report);
   };
   auto outcome = run_collectives_phase(s.options, s.session, s.cluster, s.profile, progress, after_group);
   if (!s.session.is_root()) return;
@@ -260,7 +261,7 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
 
   run_inventory(s);
   std::string write_error;
-  if (session.is_root()) write_error = write_report(options.out_dir, s.report);
+  if (session.is_root()) write_error = write_report(options.out_dir, options.formats, s.report);
 
   for (const auto& phase : phases()) {
     std::string reason;
@@ -284,7 +285,7 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
     s.report.phases.push_back(record);
     say(s, record.verdict == Verdict::skip ? fmt::format("{}: skipped: {}", phase.name, record.reason)
                                            : fmt::format("{}: {} ({})", phase.name, to_string(record.verdict), record.reason));
-    write_error = write_report(options.out_dir, s.report);
+    write_error = write_report(options.out_dir, options.formats, s.report);
   }
 
   int code = 0;
@@ -325,7 +326,7 @@ int write_error_report(const std::string& out_dir, const std::vector<std::string
   report.phases.push_back({"inventory", Verdict::error, "not started: " + message, 0});
   std::error_code ec;
   fs::create_directories(out_dir, ec);
-  const auto error = write_report(out_dir, report);
+  const auto error = write_report(out_dir, {"json", "md", "html"}, report);
   if (!error.empty()) std::cerr << "fabricproof: cannot write the report: " << error << "\n";
   return 2;
 }

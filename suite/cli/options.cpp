@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/units.hpp"
+#include "report/formats.hpp"
 
 namespace fabricproof {
 namespace {
@@ -40,7 +41,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   auto* run = app.add_subcommand("run", "Run the acceptance phases under mpirun (one rank per GPU) and write the report");
   std::vector<std::string> phases;
   int expect_nodes = 0;
-  run->add_option("-o,--out", cl.run.out_dir, "Directory for report.json and report.md (created)")->required();
+  run->add_option("-o,--out", cl.run.out_dir, "Directory for the report files (created)")->required();
+  run->add_option("--format", cl.run.formats, "Report formats, comma-separated: json, md, html, junit (json,md,html; report.json is always written)")
+      ->delimiter(',')->check(CLI::IsMember(kReportFormats));
   run->add_option("-p,--profile", cl.run.profile, "Threshold profile: a built-in name (default, ib-hdr200-4x4, roce-200) or a JSON file");
   run->add_option("--expect-nodes", expect_nodes, "Number of nodes the run must find")->check(CLI::PositiveNumber);
   run->add_option("--phases", phases, "Phases to run, comma-separated: inventory,verbs,gpudirect,collectives,nccl_audit")->delimiter(',');
@@ -97,16 +100,16 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
 
   auto* report = app.add_subcommand("report", "Re-render a saved report.json (no MPI needed)");
   report->add_option("report", cl.report.input, "The report.json to render")->required()->check(CLI::ExistingFile);
-  report->add_option("--format", cl.report.formats, "Formats, comma-separated: md, junit, json (md,junit)")
-      ->delimiter(',')->check(CLI::IsMember({"md", "junit", "json"}));
-  report->add_option("-o,--out", cl.report.out_dir, "Directory for report.md / junit.xml / report.json (default: beside the input)");
+  report->add_option("--format", cl.report.formats, "Formats, comma-separated: json, md, html, junit (md,html,junit)")
+      ->delimiter(',')->check(CLI::IsMember(kReportFormats));
+  report->add_option("-o,--out", cl.report.out_dir, "Directory for report.md / report.html / junit.xml / report.json (default: beside the input)");
 
   auto* compare = app.add_subcommand("compare", "Compare a report with a baseline (re-validation after a hardware swap)");
   compare->add_option("baseline", cl.compare.baseline, "The baseline report.json (e.g. the factory run)")->required()->check(CLI::ExistingFile);
   compare->add_option("new", cl.compare.next, "The report.json after the change")->required()->check(CLI::ExistingFile);
   compare->add_option("-p,--profile", cl.compare.profile, "Profile whose compare.regression limit applies (default 5%)");
   compare->add_flag("--json", cl.compare.json, "Print JSON instead of a table");
-  compare->add_option("-o,--out", cl.compare.out_dir, "Also write compare.md, compare.json and compare-junit.xml here");
+  compare->add_option("-o,--out", cl.compare.out_dir, "Also write compare.md, compare.html, compare.json and compare-junit.xml here");
 
   try {
     app.parse(argc, argv);

@@ -23,6 +23,7 @@ struct RunOptions {
   VerbsOptions verbs;
   SweepOptions collectives;
   std::vector<std::string> nccl_logs;  // NCCL_DEBUG=INFO logs to audit (the nccl_audit phase)
+  std::vector<std::string> formats = {"json", "md", "html"};  // report.json is written whatever this says
 };
 
 struct AuditOptionsCli {
@@ -34,7 +35,7 @@ struct AuditOptionsCli {
 
 struct ReportOptionsCli {
   std::string input;                                 // a saved report.json
-  std::vector<std::string> formats = {"md", "junit"};  // of md, junit, json
+  std::vector<std::string> formats = {"md", "html", "junit"};  // of json, md, html, junit
   std::string out_dir;                               // default: the input's directory
 };
 

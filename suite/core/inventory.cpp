@@ -25,6 +25,16 @@ ClusterFacts merge_rank_facts(const std::vector<std::optional<NodeFacts>>& per_r
     }
     it->ranks.insert(it->ranks.end(), facts->ranks.begin(), facts->ranks.end());
     if (!it->topology && facts->topology) it->topology = facts->topology;  // read by one rank per node
+    for (auto& d : it->rdma_devices)  // so is the VPD: take it from whichever rank read it
+      for (const auto& other : facts->rdma_devices)
+        if (other.name == d.name && d.serial_number.empty() && !other.serial_number.empty()) {
+          d.board_name = other.board_name;
+          d.part_number = other.part_number;
+          d.serial_number = other.serial_number;
+        }
+    for (auto& g : it->gpus)
+      for (const auto& other : facts->gpus)
+        if (other.pci == g.pci && g.serial.empty()) g.serial = other.serial;
     // Two machines answering to one hostname would be silently merged: keep the evidence.
     if (facts->boot_id != it->boot_id) {
       it->probe_errors.push_back({"/proc/sys/kernel/random/boot_id",

@@ -78,6 +78,10 @@ struct RdmaDevice {
   std::string fw_ver;
   std::string node_guid;
   std::string sys_image_guid;
+  // Component identity from the PCI VPD (read by one rank per node; root only on most kernels).
+  std::string board_name;     // "NVIDIA ConnectX-7 Adapter Card, 200GbE / NDR200, ..."
+  std::string part_number;    // "MCX755106AS-HEAT"
+  std::string serial_number;  // "MT24216006W0"
   std::string pci;        // "0000:17:00.0"; empty for virtual devices (rxe)
   std::string parent;     // netdev for software devices (rxe)
   std::string driver;     // kernel driver of the PCI function, or "rdma_rxe"
@@ -92,6 +96,7 @@ struct GpuFacts {
   std::optional<int> index;  // CUDA device ordinal, null when only seen on the PCI bus
   std::string name;
   std::string uuid;
+  std::string serial;  // board serial (NVML), empty where NVML is absent
   std::string pci;
   std::optional<int> numa_node;
   std::optional<uint64_t> memory_bytes;
@@ -175,9 +180,9 @@ FABRICPROOF_JSON(PortQos, traffic_class, ecn_np_enabled_prio3, ecn_rp_enabled_pr
 FABRICPROOF_JSON(PortFacts, port, state, phys_state, width_code, speed_code, width, speed_name,
                  rate_gbps, link_layer, active_mtu, max_mtu, active_mtu_source, lid, sm_lid, gids,
                  roce_v2_gid_index, netdev, netdev_mtu, netdev_operstate, qos, counters)
-FABRICPROOF_JSON(RdmaDevice, name, hca_type, board_id, fw_ver, node_guid, sys_image_guid, pci,
+FABRICPROOF_JSON(RdmaDevice, name, hca_type, board_id, fw_ver, node_guid, sys_image_guid, board_name, part_number, serial_number, pci,
                  parent, driver, numa_node, pcie, dmabuf_supported, dmabuf_detail, ports)
-FABRICPROOF_JSON(GpuFacts, index, name, uuid, pci, numa_node, memory_bytes, compute_capability,
+FABRICPROOF_JSON(GpuFacts, index, name, uuid, serial, pci, numa_node, memory_bytes, compute_capability,
                  driver, pcie, dmabuf_supported)
 FABRICPROOF_JSON(KernelModule, loaded, version, path, flavor, taint)
 FABRICPROOF_JSON(SoftwareFacts, os, kernel, mlx5_core, ofed_version, libibverbs_version,

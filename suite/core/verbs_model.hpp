@@ -24,6 +24,9 @@ struct VerbsEndpoint {
   std::optional<double> rate_gbps;
   std::optional<int> active_mtu;
   std::string state;  // a port that is not ACTIVE is planned but not measured
+  // The component measured (the report's birth certificate has the rest): PCI slot and serial.
+  std::string pci;
+  std::string serial;
   std::string label() const { return host + "/" + device; }
 };
 
@@ -83,7 +86,7 @@ struct VerbsSection {
   std::vector<PairResult> pairs;
 };
 
-FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state)
+FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state, pci, serial)
 FABRICPROOF_JSON(VerbsOptions, bw_bytes, duration_s, iterations, qps, tx_depth, gid_index, lat_bytes, lat_iterations, tests,
                  mode, rails, timeout_s)
 FABRICPROOF_JSON(LatencyStats, min_usec, avg_usec, p50_usec, p99_usec, max_usec, samples)

@@ -35,6 +35,8 @@ VerbsPlan plan_verbs(const ClusterFacts& cluster, const Profile& profile, const 
         e.rate_gbps = p.rate_gbps;
         e.active_mtu = p.active_mtu;
         e.state = p.state;
+        e.pci = d->pci;
+        e.serial = d->serial_number;
         endpoints_of[n].push_back(static_cast<int>(plan.endpoints.size()));
         plan.endpoints.push_back(e);
         ++rail;

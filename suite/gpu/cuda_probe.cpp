@@ -1,5 +1,7 @@
 #include "gpu/cuda_probe.hpp"
 
+#include <dlfcn.h>
+
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -42,6 +44,37 @@ std::optional<bool> dmabuf_supported(int ordinal) {
   return value != 0;
 }
 
+// GPU board serials from NVML (the CUDA runtime has UUIDs but no serials). NVML is opened at run
+// time, as NCCL does, so the binary needs no NVML at build or run time; the ABI used here is the
+// stable C one (nvmlInit_v2, nvmlDeviceGetHandleByPciBusId_v2, nvmlDeviceGetSerial, nvmlShutdown).
+static void add_gpu_serials(NodeFacts& node) {
+  void* nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!nvml) {
+    node.absent.push_back({"gpu_serials", std::string("libnvidia-ml.so.1 not loadable: ") + dlerror()});
+    return;
+  }
+  using Init = int (*)();
+  using ByPci = int (*)(const char*, void**);
+  using Serial = int (*)(void*, char*, unsigned);
+  auto init = reinterpret_cast<Init>(dlsym(nvml, "nvmlInit_v2"));
+  auto by_pci = reinterpret_cast<ByPci>(dlsym(nvml, "nvmlDeviceGetHandleByPciBusId_v2"));
+  auto serial = reinterpret_cast<Serial>(dlsym(nvml, "nvmlDeviceGetSerial"));
+  auto shutdown = reinterpret_cast<Init>(dlsym(nvml, "nvmlShutdown"));
+  if (!init || !by_pci || !serial || !shutdown || init() != 0) {
+    node.absent.push_back({"gpu_serials", "NVML did not initialise (nvmlInit_v2)"});
+    dlclose(nvml);
+    return;
+  }
+  for (auto& g : node.gpus) {
+    void* device = nullptr;
+    char text[64] = {};  // NVML_DEVICE_SERIAL_BUFFER_SIZE is 30
+    if (by_pci(g.pci.c_str(), &device) == 0 && serial(device, text, sizeof text) == 0) g.serial = text;
+    else node.absent.push_back({"gpu_serial " + g.pci, "nvmlDeviceGetSerial failed (GeForce boards have no serial)"});
+  }
+  shutdown();
+  dlclose(nvml);
+}
+
 void augment_with_cuda(NodeFacts& node, RankFacts& rank) {
   int runtime = 0;
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) node.software.cuda_runtime = cuda_version_text(runtime);
@@ -76,6 +109,7 @@ void augment_with_cuda(NodeFacts& node, RankFacts& rank) {
   }
   std::erase_if(node.absent, [](const Absence& a) { return a.what == "gpus"; });
   std::sort(node.gpus.begin(), node.gpus.end(), [](const GpuFacts& a, const GpuFacts& b) { return a.index.value_or(1 << 20) < b.index.value_or(1 << 20); });
+  if (rank.local_rank == 0) add_gpu_serials(node);  // once per node, like the HCA VPD
   rank.gpu = rank.local_rank % count;
   for (const auto& g : node.gpus)
     if (g.index == rank.gpu) rank.gpu_uuid = g.uuid;

@@ -142,12 +142,13 @@ std::vector<GpuFacts> read_pci_gpus(FileReader& files) {
   return gpus;
 }
 
-NodeFacts probe_node_files(const fs::path& root) {
+NodeFacts probe_node_files(const fs::path& root, bool read_vpd) {
   FileReader files(root);
   NodeFacts node;
   read_host(files, node);
   read_software(files, node.software);
   node.rdma_devices = read_rdma_devices(files, node.absent);
+  if (read_vpd) read_hca_vpd(files, node.rdma_devices, node.absent);
   node.gpus = read_pci_gpus(files);
   if (node.gpus.empty()) node.absent.push_back({"gpus", "no NVIDIA GPU on the PCI bus (/sys/bus/pci/devices)"});
   if (node.host.empty()) node.probe_errors.push_back({"/proc/sys/kernel/hostname", "hostname unreadable"});

@@ -15,8 +15,9 @@ void read_host(FileReader& files, NodeFacts& node);
 void read_software(FileReader& files, SoftwareFacts& software);
 std::vector<GpuFacts> read_pci_gpus(FileReader& files);
 
-// The whole file-based inventory of the node under `root`.
-NodeFacts probe_node_files(const std::filesystem::path& root);
+// The whole file-based inventory of the node under `root`; `read_vpd`: the HCAs' serials too
+// (one rank per node does it, see read_hca_vpd).
+NodeFacts probe_node_files(const std::filesystem::path& root, bool read_vpd = true);
 
 // Environment a check needs to see per rank: NCCL_*, UCX_*, FABRICPROOF_*, CUDA_VISIBLE_DEVICES.
 std::map<std::string, std::string> relevant_environment(char** envp);

@@ -1,8 +1,14 @@
 #include "probe/sysfs_rdma.hpp"
 
+#include "core/pci_vpd.hpp"
 #include "core/units.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
 #include <regex>
 
 namespace fabricproof::probe {
@@ -199,6 +205,31 @@ std::vector<RdmaDevice> read_rdma_devices(FileReader& files, std::vector<Absence
   }
   if (devices.empty()) absent.push_back({"rdma_devices", "/sys/class/infiniband is empty: no RDMA device"});
   return devices;
+}
+
+void read_hca_vpd(FileReader& files, std::vector<RdmaDevice>& devices, std::vector<Absence>& absent) {
+  constexpr size_t kMaxVpd = 4096;  // ConnectX VPDs are a few hundred bytes; the rest is padding
+  for (auto& d : devices) {
+    if (d.pci.empty()) continue;
+    const fs::path file = files.path("sys/bus/pci/devices") / d.pci / "vpd";
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      if (errno != ENOENT) absent.push_back({"vpd " + d.name, fmt::format("{} is unreadable ({}): serial and part number not recorded; run as root",
+                                                                          "/sys/bus/pci/devices/" + d.pci + "/vpd", std::strerror(errno))});
+      continue;
+    }
+    std::string bytes(kMaxVpd, '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    bytes.resize(static_cast<size_t>(in.gcount()));
+    PciVpd vpd;
+    if (auto error = parse_pci_vpd(bytes, vpd); !error.empty()) {
+      absent.push_back({"vpd " + d.name, "/sys/bus/pci/devices/" + d.pci + "/vpd: " + error});
+      continue;
+    }
+    d.board_name = vpd.product_name;
+    d.part_number = vpd.part_number;
+    d.serial_number = vpd.serial_number;
+  }
 }
 
 }  // namespace fabricproof::probe

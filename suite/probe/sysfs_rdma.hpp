@@ -12,6 +12,11 @@ namespace fabricproof::probe {
 
 std::vector<RdmaDevice> read_rdma_devices(FileReader& files, std::vector<Absence>& absent);
 
+// Board name, part and serial number from each HCA's PCI VPD (<pci function>/vpd). Slow on some
+// devices (the kernel polls the VPD capability 4 bytes at a time) and root-only on most kernels,
+// so the caller reads it on one rank per node; an unreadable VPD is an absence with the reason.
+void read_hca_vpd(FileReader& files, std::vector<RdmaDevice>& devices, std::vector<Absence>& absent);
+
 struct PciFunction {
   std::string address;  // "0000:17:00.0"
   std::string driver;

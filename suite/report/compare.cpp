@@ -17,8 +17,10 @@ using nlohmann::json;
 std::map<std::string, json> components(const NodeFacts& n) {
   std::map<std::string, json> out;
   for (const auto& d : n.rdma_devices)
-    out[d.pci.empty() ? d.name : d.pci] = {{"kind", "HCA"}, {"name", d.name}, {"board_id", d.board_id}, {"fw_ver", d.fw_ver}, {"node_guid", d.node_guid}};
-  for (const auto& g : n.gpus) out[g.pci] = {{"kind", "GPU"}, {"name", g.name}, {"uuid", g.uuid}};
+    out[d.pci.empty() ? d.name : d.pci] = {{"kind", "HCA"},       {"name", d.name},       {"board_id", d.board_id},
+                                           {"fw_ver", d.fw_ver},  {"node_guid", d.node_guid}, {"part_number", d.part_number},
+                                           {"serial", d.serial_number}};
+  for (const auto& g : n.gpus) out[g.pci] = {{"kind", "GPU"}, {"name", g.name}, {"uuid", g.uuid}, {"serial", g.serial}};
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "report/markdown.hpp"
 
+#include "report/views.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -81,6 +83,35 @@ void collectives_tables(std::string& md, const nlohmann::json& c) {
   }
 }
 
+// A verbs matrix: rows send, columns receive; "x" marks no figure, "!" a cell a failing finding names.
+void matrix_table(std::string& md, const view::Matrix& m) {
+  md += fmt::format("\n## Verbs matrix: {}\n\n| from \\ to |", m.title);
+  for (const auto& l : m.labels) md += fmt::format(" {} |", cell(l));
+  md += "\n|---|";
+  for (size_t i = 0; i < m.labels.size(); ++i) md += "---|";
+  md += "\n";
+  for (size_t i = 0; i < m.labels.size(); ++i) {
+    md += fmt::format("| {} |", cell(m.labels[i]));
+    for (const auto& c : m.cells[i])
+      md += c.diagonal ? " |" : c.value ? fmt::format(" {:.3g}{} |", *c.value, c.flagged ? " !" : "") : fmt::format(" x ({}) |", cell(c.reason));
+    md += "\n";
+  }
+}
+
+void nccl_table(std::string& md, const view::NcclAudit& a) {
+  md += fmt::format("\n## NCCL transport audit\n\nNCCL {}; socket fallback: **{}**. Transports per rank and channel (`!` NET/Socket to another node).\n\n| rank | host |",
+                    a.version.empty() ? "version not printed" : a.version, a.socket_fallback ? "YES" : "no");
+  for (int c = 0; c < a.channels; ++c) md += fmt::format(" ch {} |", c);
+  md += "\n|---|---|";
+  for (int c = 0; c < a.channels; ++c) md += "---|";
+  md += "\n";
+  for (const auto& r : a.ranks) {
+    md += fmt::format("| {} | {} |", r.rank, cell(r.host));
+    for (const auto& c : r.channels) md += fmt::format(" {}{} |", cell(fmt::format("{}", fmt::join(c.transports, ", "))), c.socket_inter_node ? " !" : "");
+    md += "\n";
+  }
+}
+
 }  // namespace
 
 std::string compact(const nlohmann::json& value) {
@@ -147,6 +178,15 @@ std::string render_markdown(const Report& r) {
     md += "\n";
   }
 
+  md += "## What to check first\n\n";
+  const auto steps = view::triage(r);
+  if (steps.empty()) md += "Nothing: every check passed or was skipped with its reason.\n\n";
+  for (const auto& s : steps) {
+    md += fmt::format("### {}\n\n{}\n\n", s.title, s.advice);
+    for (const auto* f : s.findings) md += fmt::format("- {} `{}` {}\n", upper(to_string(f->verdict)), f->id, cell(f->subject));
+    md += "\n";
+  }
+
   md += "## Phases\n\n| phase | verdict | duration (s) | reason |\n|---|---|---|---|\n";
   for (const auto& p : r.phases)
     md += fmt::format("| {} | {} | {:.1f} | {} |\n", p.name, upper(to_string(p.verdict)), p.duration_s, cell(p.reason));
@@ -169,6 +209,11 @@ std::string render_markdown(const Report& r) {
                           cell(p.state), cell(p.phys_state), p.rate_gbps ? fmt::format("{:g} ({} {})", *p.rate_gbps, p.width, p.speed_name) : "-",
                           cell(p.link_layer), opt(p.active_mtu), p.netdev.empty() ? "-" : cell(p.netdev + " (" + opt(p.netdev_mtu) + ")"),
                           opt(p.roce_v2_gid_index), cell(d.fw_ver), cell(d.pci), opt(d.numa_node), cell(pcie_text(d.pcie)));
+
+  md += "\n## Component identity (birth certificate)\n\n| node | kind | name | PCI slot | model / part number | serial | firmware / driver | node GUID / GPU UUID | NUMA |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : view::components(r))
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(c.host), c.kind, cell(c.name), cell(c.slot), cell(c.model), cell(c.serial),
+                      cell(c.firmware), cell(c.guid), cell(c.numa));
 
   md += "\n## GPUs\n\n| node | index | name | UUID | PCI | NUMA | memory (GiB) | PCIe | DMA-BUF |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& n : r.nodes)
@@ -193,7 +238,9 @@ std::string render_markdown(const Report& r) {
   for (const auto& n : r.nodes)
     for (const auto& a : n.absent) md += fmt::format("| {} | {} | {} |\n", cell(n.host), cell(a.what), cell(a.reason));
 
+  for (const auto& m : view::matrices(r)) matrix_table(md, m);
   if (r.sections.contains("collectives")) collectives_tables(md, r.sections["collectives"]);
+  if (const auto audit = view::nccl_audit(r); audit.present) nccl_table(md, audit);
 
   md += "\n## Rank map\n\n| rank | host | local rank | GPU |\n|---|---|---|---|\n";
   for (const auto& p : r.rank_map) md += fmt::format("| {} | {} | {} | {} |\n", p.rank, cell(p.host), p.local_rank, opt(p.gpu));

@@ -153,15 +153,16 @@ std::string read_text(const fs::path& path) {
 TEST(Localhost, ReportCommandReRendersWhatRunWrote) {
   test::TempDir tmp("rerender");
   const auto run_dir = tmp.path() / "run";
-  const auto o = run_shell(mpirun(2) + " run --phases inventory --out " + run_dir.string(), tmp.path() / "log");
+  const auto o = run_shell(mpirun(2) + " run --phases inventory --format md,html,junit --out " + run_dir.string(), tmp.path() / "log");
   ASSERT_LE(o.exit_code, 1) << o.output;
-  ASSERT_TRUE(fs::exists(run_dir / "junit.xml")) << "run writes JUnit next to JSON and Markdown";
+  for (const char* f : {"report.json", "report.md", "report.html", "junit.xml"}) ASSERT_TRUE(fs::exists(run_dir / f)) << f << ": run --format";
   const auto again = tmp.path() / "again";
-  const auto r = run_shell(std::string(FABRICPROOF_BINARY) + " report " + (run_dir / "report.json").string() + " --format md,junit,json --out " +
+  const auto r = run_shell(std::string(FABRICPROOF_BINARY) + " report " + (run_dir / "report.json").string() + " --format md,html,junit,json --out " +
                                again.string(),
                            tmp.path() / "report-log");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_text(again / "report.md"), read_text(run_dir / "report.md"));
+  EXPECT_EQ(read_text(again / "report.html"), read_text(run_dir / "report.html"));
   EXPECT_EQ(read_text(again / "junit.xml"), read_text(run_dir / "junit.xml"));
   EXPECT_EQ(nlohmann::json::parse(read_text(again / "report.json")), nlohmann::json::parse(read_text(run_dir / "report.json")))
       << "JSON -> model -> JSON is lossless";
@@ -174,7 +175,7 @@ TEST(Localhost, CompareExitCodesAndFiles) {
   const std::string bin = FABRICPROOF_BINARY, baseline = (base / "report.json").string();
   auto same = run_shell(bin + " compare " + baseline + " " + baseline + " --out " + (tmp.path() / "cmp").string(), tmp.path() / "same");
   EXPECT_EQ(same.exit_code, 0) << same.output;
-  for (const char* f : {"compare.json", "compare.md", "compare-junit.xml"}) EXPECT_TRUE(fs::exists(tmp.path() / "cmp" / f)) << f;
+  for (const char* f : {"compare.json", "compare.md", "compare.html", "compare-junit.xml"}) EXPECT_TRUE(fs::exists(tmp.path() / "cmp" / f)) << f;
   auto j = nlohmann::json::parse(read_text(base / "report.json"));
   j["nodes"][0]["host"] = "replacement-node";  // the baseline node is gone
   std::ofstream(tmp.path() / "after.json") << j.dump();
@@ -189,17 +190,18 @@ TEST(Localhost, CompareExitCodesAndFiles) {
 
 TEST(Localhost, JsonLinesPrintsOneEventPerLine) {
   test::TempDir tmp("jsonlines");
-  const auto o = run_shell(mpirun(2) + " run --phases inventory,collectives --collective-engine mpi --max-bytes 1K --json-lines --out " +
+  const auto o = run_shell(mpirun(2) + " run --phases inventory,collectives --collective-engine mpi --collective-ops allreduce,allgather --max-bytes 1K --json-lines --out " +
                                tmp.path().string(),
                            tmp.path() / "log");
   ASSERT_LE(o.exit_code, 1) << o.output;
   std::istringstream lines(o.output);
-  int progress = 0, summaries = 0;
+  int progress = 0, summaries = 0, time_left = 0;
   for (std::string line; std::getline(lines, line);) {
     EXPECT_EQ(line.rfind("[fabricproof]", 0), std::string::npos) << "no text lines with --json-lines: " << line;
     if (line.empty() || line[0] != '{') continue;
     const auto event = nlohmann::json::parse(line);  // throws (fails the test) on a broken line
     if (event["event"] == "progress") ++progress;
+    if (event["event"] == "progress" && event["text"].get<std::string>().find("1 of 2 sweeps in") != std::string::npos) ++time_left;
     if (event["event"] == "summary") {
       ++summaries;
       EXPECT_EQ(event["exit_code"], o.exit_code);
@@ -207,6 +209,7 @@ TEST(Localhost, JsonLinesPrintsOneEventPerLine) {
     }
   }
   EXPECT_GT(progress, 3) << o.output;
+  EXPECT_EQ(time_left, 1) << "the time left after the first of two sweeps: " << o.output;
   EXPECT_EQ(summaries, 1) << o.output;
 }
 

@@ -19,14 +19,15 @@ Report report(double a_to_b_gbps, double busbw_8m, const std::string& node2_guid
     auto d = test::hca("mlx5_0", test::ib_port());
     d.pci = pci;
     d.node_guid = guid;
+    d.serial_number = "MT2421600" + guid.substr(guid.size() - 4);  // the VPD serial travels with the board
     return d;
   };
   auto c = test::cluster({test::node("node1", {hca("0000:41:00.0", "0c42:a103:0062:b410")}), test::node("node2", {hca("0000:41:00.0", node2_guid)})});
   Report r;
   set_cluster(r, c);
   VerbsSection v;
-  v.endpoints = {{"node1", "mlx5_0", 1, 0, std::nullopt, "InfiniBand", 200.0, 4096, "ACTIVE"},
-                 {"node2", "mlx5_0", 1, 1, std::nullopt, "InfiniBand", 200.0, 4096, "ACTIVE"}};
+  v.endpoints = {{"node1", "mlx5_0", 1, 0, std::nullopt, "InfiniBand", 200.0, 4096, "ACTIVE", "", ""},
+                 {"node2", "mlx5_0", 1, 1, std::nullopt, "InfiniBand", 200.0, 4096, "ACTIVE", "", ""}};
   PairResult p;
   p.a = 0;
   p.b = 1;
@@ -69,6 +70,8 @@ TEST(Compare, SwappedHcaIsNamedBySlotWithOldAndNewIdentity) {
   EXPECT_EQ(changed[0].verdict, Verdict::warn);
   EXPECT_EQ(changed[0].measured["old"]["node_guid"], "0c42:a103:0062:b420");
   EXPECT_EQ(changed[0].measured["new"]["node_guid"], "0c42:a103:00ff:0001");
+  EXPECT_EQ(changed[0].measured["old"]["serial"], "MT2421600b420");
+  EXPECT_EQ(changed[0].measured["new"]["serial"], "MT24216000001");
 }
 
 TEST(Compare, SlowerPairFailsAndFasterPasses) {

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/inventory_rules.hpp"
+#include "core/pci_vpd.hpp"
 #include "facts.hpp"
 #include "paths.hpp"
 #include "probe/host.hpp"
@@ -122,6 +123,15 @@ TEST(SysfsProbe, RoceGidTablesFromSamples015And016) {
   EXPECT_EQ(holes.netdev_mtu, 1500);
   EXPECT_EQ(holes.active_mtu, 1024);
   EXPECT_FALSE(holes.qos.ecn_np_enabled_prio3);
+
+  // The birth certificate: both functions of the card answer the same VPD (sample 021's CX-7).
+  EXPECT_EQ(a.part_number, "MCX755106AS-HEAT");
+  EXPECT_EQ(a.serial_number, "MT24216006W0");
+  EXPECT_EQ(device(n, "mlx5_1").serial_number, "MT24216006W0");
+  EXPECT_EQ(a.board_name.rfind("NVIDIA ConnectX-7 Adapter Card, 200GbE / NDR200", 0), 0u);
+  // A rank that is not its node's first leaves the VPD alone (slow reads, once per node).
+  const NodeFacts other_rank = probe::probe_node_files(test::fixture("sysfs/roce-cx7-gid-tables"), /*read_vpd=*/false);
+  EXPECT_EQ(device(other_rank, "mlx5_0").serial_number, "");
 
   EXPECT_EQ(n.software.mlx5_core.flavor, "inbox");
   EXPECT_EQ(n.software.mlx5_core.version, "");
@@ -245,6 +255,32 @@ TEST(HostProbe, RelevantEnvironmentKeepsOnlyWhatChecksNeed) {
   EXPECT_EQ(env.at("NCCL_IB_GID_INDEX"), "3");
   EXPECT_EQ(env.count("PATH"), 0u);
   EXPECT_FALSE(probe::cpus_allowed().empty());
+}
+
+// PCI VPD bytes: the fixture's (sample 021, lspci -vvv) parse with a good checksum; damaged ones
+// give an error that says what is wrong instead of a wrong serial.
+TEST(PciVpd, ParsesTheConnectX7SampleAndRejectsDamage) {
+  std::ifstream in(test::fixture("sysfs/roce-cx7-gid-tables/sys/devices/pci0000:16/0000:16:00.0/0000:17:00.0/vpd"), std::ios::binary);
+  ASSERT_TRUE(in);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  PciVpd vpd;
+  ASSERT_EQ(parse_pci_vpd(bytes, vpd), "");
+  EXPECT_EQ(vpd.part_number, "MCX755106AS-HEAT");
+  EXPECT_EQ(vpd.serial_number, "MT24216006W0");
+  EXPECT_EQ(vpd.engineering_change, "A8");
+  EXPECT_TRUE(vpd.checksum_ok);
+
+  std::string flipped = bytes;
+  flipped[10] ^= 0x01;  // one bit in the product name
+  PciVpd bad;
+  ASSERT_EQ(parse_pci_vpd(flipped, bad), "");
+  EXPECT_FALSE(bad.checksum_ok);
+
+  PciVpd cut;
+  EXPECT_NE(parse_pci_vpd(bytes.substr(0, 40), cut).find("claims"), std::string::npos);
+  PciVpd none;
+  EXPECT_NE(parse_pci_vpd(std::string(64, '\xff'), none), "");
+  EXPECT_NE(parse_pci_vpd("", none), "");
 }
 
 }  // namespace

@@ -1,14 +1,20 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
 
+#include "core/collective_model.hpp"
 #include "core/inventory_rules.hpp"
+#include "core/verbs_model.hpp"
 #include "facts.hpp"
 #include "paths.hpp"
+#include "report/html.hpp"
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
+#include "report/views.hpp"
 
 namespace fabricproof {
 namespace {
@@ -148,6 +154,147 @@ TEST(Junit, CountsEveryVerdictAndEscapes) {
   EXPECT_NE(xml.find("Check the cable &lt;and&gt; the switch port."), std::string::npos);
   EXPECT_EQ(xml.find('\x01'), std::string::npos) << "control characters cannot appear in XML 1.0";
   EXPECT_EQ(xml_escape("a\"b'c&d\x02\te"), "a&quot;b&apos;c&amp;d\te");
+}
+
+// A report with every visual section: 3 HCAs (one pair failed, one flagged slow), a sweep at 1
+// and 2 nodes, and an NCCL audit where a rank on a host with a hostile name fell back to sockets.
+Report visual_report() {
+  Report r = sample_report();
+  VerbsSection v;
+  for (int i = 0; i < 3; ++i)
+    v.endpoints.push_back({fmt::format("node{}", i + 1), "mlx5_0", 1, i, 3, "Ethernet", 200.0, 4096, "ACTIVE", "0000:41:00.0", "MT000" + std::to_string(i)});
+  VerbsOptions o;
+  o.tests = {"write_bw", "write_lat"};
+  for (auto [a, b] : std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 2}}) {
+    PairResult p;
+    p.a = a;
+    p.b = b;
+    p.tests = planned_results(o, a, b);
+    for (auto& t : p.tests) {
+      if (a == 1 && b == 2) {
+        t.status = "error";
+        t.reason = "remote invalid request error";
+      } else if (t.test == "write_bw") {
+        t.gbps = (a == 0 && b == 2 && t.from == 0) ? 90.0 : 190.0;
+      } else {
+        t.latency = LatencyStats{2.0, 2.1, 2.1, 2.5, 3.0, 100};
+      }
+    }
+    v.pairs.push_back(p);
+  }
+  r.sections["verbs"] = verbs_section_json(v);
+  r.findings.push_back({"verbs_pair_outlier", "node1/mlx5_0 -> node3/mlx5_0 (write_bw)", Verdict::fail, 90.0, 190.0, "outlier", "(1) MTU first"});
+  r.findings.push_back({"verbs_pair_error", "node2/mlx5_0 <-> node3/mlx5_0 (write_bw)", Verdict::fail, "error", "ok", "completes", "cable"});
+  nlohmann::json results = nlohmann::json::array();
+  for (int nodes : {1, 2}) {
+    CollResult res;
+    res.engine = "nccl";
+    res.op = "allreduce";
+    res.nodes = nodes;
+    res.ranks = nodes * 2;
+    res.hosts = nodes == 1 ? std::vector<std::string>{"node1"} : std::vector<std::string>{"node1", "node2"};
+    for (uint64_t bytes = 8; bytes <= (1u << 20); bytes *= 4) {
+      CollRow row;
+      row.bytes = bytes;
+      row.out_of_place.busbw_GBps = static_cast<double>(bytes) / (1u << 20) * 20 / nodes;
+      res.rows.push_back(row);
+    }
+    results.push_back(res);
+  }
+  r.sections["collectives"] = {{"engine", "nccl"}, {"results", results},
+                               {"scaling", nlohmann::json::array({{{"engine", "nccl"}, {"op", "allreduce"}, {"bytes", 1 << 20},
+                                                                   {"groups", nlohmann::json::array({{{"nodes", 1}, {"busbw_GBps", 20.0}},
+                                                                                                     {{"nodes", 2}, {"busbw_GBps", 10.0}}})}}})}};
+  r.sections["nccl_audit"] = {{"socket_fallback", true}, {"nccl_version", "2.19.3"},
+                              {"connections", nlohmann::json::array({
+                                  {{"rank", 0}, {"peer", 1}, {"channel", 0}, {"transport", "NET/IB/0/GDRDMA"}, {"host", "node1"}, {"inter_node", true}},
+                                  {{"rank", 0}, {"peer", 1}, {"channel", 1}, {"transport", "NET/IB/1/GDRDMA"}, {"host", "node1"}, {"inter_node", true}},
+                                  {{"rank", 1}, {"peer", 0}, {"channel", 1}, {"transport", "NET/Socket/0"}, {"host", "<script>x</script>"}, {"inter_node", true}}})}};
+  return r;
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(Html, DrawsEveryCellPointAndChannel) {
+  const auto html = render_html(visual_report());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(occurrences(html, "<svg class=\"heatmap\""), 4u) << "write_bw, write_lat (+ the planned tests of the matrix)";
+  EXPECT_EQ(occurrences(html, "class=\"cell"), 4u * 6) << "3 x 3 minus the diagonal, per matrix";
+  EXPECT_EQ(occurrences(html, "class=\"cell flagged\""), 1u) << "node1 -> node3 write_bw is the only measured failing cell";
+  EXPECT_EQ(occurrences(html, "class=\"cell nofigure flagged\""), 2u) << "the failed pair, both ways, in write_bw";
+  EXPECT_EQ(occurrences(html, "class=\"pt\""), 2u * 9) << "8 B .. 512 KiB by 4: 9 sizes, two node counts";
+  EXPECT_EQ(occurrences(html, "class=\"bar\""), 2u);
+  EXPECT_EQ(occurrences(html, "class=\"channel tr-socket\""), 1u);
+  EXPECT_EQ(occurrences(html, "class=\"channel tr-net\""), 2u);
+  EXPECT_EQ(html.find("<script>x</script>"), std::string::npos) << "a host name is text, never markup";
+  EXPECT_NE(html.find("&lt;script&gt;x&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(Html, IsSelfContained) {
+  const auto html = render_html(visual_report());
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_EQ(occurrences(html, "http"), occurrences(html, "xmlns=\"http://www.w3.org/2000/svg\"")) << "only the SVG namespace URI";
+}
+
+TEST(Html, FindingsTableIsWorstFirstAndSortable) {
+  const auto r = visual_report();
+  const auto html = render_html(r);
+  EXPECT_EQ(occurrences(html, "<tr class=\"finding\">"), r.findings.size());
+  EXPECT_NE(html.find("<table class=\"sortable\" id=\"findings-table\">"), std::string::npos);
+  const auto first_fail = html.find("data-sort=\"3\""), first_pass = html.find("data-sort=\"0\"");
+  ASSERT_NE(first_fail, std::string::npos);
+  EXPECT_LT(first_fail, first_pass);
+}
+
+TEST(Views, TriageFollowsTheSeedOrder) {
+  const auto steps = view::triage(visual_report());
+  ASSERT_GE(steps.size(), 2u);
+  EXPECT_EQ(steps[0].title, "1. MTU") << "node2's netdev MTU 1500 and the outlier whose diagnosis starts with MTU";
+  for (size_t i = 1; i < steps.size(); ++i) EXPECT_LT(steps[i - 1].title, steps[i].title);
+}
+
+TEST(Views, ScalingHasTheNicCeilingOfTheGroup) {
+  const auto charts = view::scaling(visual_report());
+  ASSERT_EQ(charts.size(), 1u);
+  ASSERT_EQ(charts[0].points.size(), 2u);
+  EXPECT_FALSE(charts[0].points[0].ceiling_GBps) << "one node: no NIC in the path";
+  ASSERT_TRUE(charts[0].points[1].ceiling_GBps);
+  EXPECT_DOUBLE_EQ(*charts[0].points[1].ceiling_GBps, 25.0) << "one 200 Gb/s port per node";
+}
+
+TEST(Markdown, HasTheSameSectionsAsTheHtml) {
+  const auto md = render_markdown(visual_report());
+  for (const char* heading : {"## What to check first", "## Component identity (birth certificate)", "## Verbs matrix: write_bw (Gb/s)",
+                              "## Verbs matrix: write_lat", "## Collective sweeps", "## NCCL transport audit"})
+    EXPECT_NE(md.find(heading), std::string::npos) << heading;
+  EXPECT_NE(md.find("| 90 ! |"), std::string::npos) << "the failing cell is marked";
+  EXPECT_NE(md.find("NET/Socket/0 ! |"), std::string::npos);
+}
+
+std::string read_fixture(const std::string& relative) {
+  std::ifstream in(test::fixture(relative), std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A real lab report (tests/fixtures/reports/README.md): every section, failing verbs pairs and a
+// NCCL socket fallback. Timestamps and paths are normalised in the fixture, so the output is stable.
+TEST(Markdown, MatchesTheGoldenFileForARealLabReport) {
+  const auto report = nlohmann::json::parse(read_fixture("reports/lab-rate-fault.json")).get<Report>();
+  EXPECT_EQ(render_markdown(report), read_fixture("golden/report.md"))
+      << "regenerate with: build/fabricproof report tests/fixtures/reports/lab-rate-fault.json --format md --out /tmp/x, then review the diff";
+}
+
+TEST(Report, RealLabReportRoundTripsUnchanged) {
+  const auto original = nlohmann::json::parse(read_fixture("reports/lab-rate-fault.json"));
+  EXPECT_EQ(nlohmann::json(original.get<Report>()), original);
 }
 
 }  // namespace

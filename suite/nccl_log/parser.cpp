@@ -106,12 +106,20 @@ void Parser::begin_file(std::string name) {
   file_ = std::move(name);
   ++file_id_;
   last_process_ = kNone;
+  header_.valid = false;
   line_no_ = 0;
   tests_.begin_file(file_);
 }
 
 void Parser::note_rank(size_t process, int rank) {
-  facts_.ranks.insert(rank);
+  if (rank >= 0 && rank < (1 << 20)) {
+    const auto r = static_cast<size_t>(rank);
+    if (r >= rank_seen_.size()) rank_seen_.resize(r + 1);
+    if (!rank_seen_[r]) facts_.ranks.insert(rank);
+    rank_seen_[r] = true;
+  } else {
+    facts_.ranks.insert(rank);
+  }
   if (process != kNone && !facts_.processes[process].rank) facts_.processes[process].rank = rank;
 }
 
@@ -346,6 +354,22 @@ void Parser::add_line(std::string_view line, bool complete) {
     line = clean_;
   }
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  if (header_.valid && line.size() > header_.bytes.size() && std::memcmp(line.data(), header_.bytes.data(), header_.bytes.size()) == 0) {
+    const std::string_view rest = line.substr(header_.bytes.size());
+    // A second header glued into the message needs the full split; "CCL " finds any of them.
+    if (!memmem(rest.data(), rest.size(), "CCL ", 4)) {
+      Segment seg;
+      seg.host = header_.host;
+      seg.has_host = header_.has_host;
+      seg.pid = header_.pid;
+      seg.cuda_dev = header_.cuda_dev;
+      seg.message = trim(rest);
+      last_process_ = header_.process;
+      handle(seg, header_.process);
+      return;
+    }
+  }
+  header_.valid = false;
   split_segments(line, known_hosts_, segments_);
   const auto& segments = segments_;
   if (segments.empty()) {
@@ -368,6 +392,15 @@ void Parser::add_line(std::string_view line, bool complete) {
   for (size_t i = 0; i < segments.size(); ++i) {
     const auto& seg = segments[i];
     const size_t process = process_for(seg, i == 0 ? prefix_rank : std::nullopt);
+    if (segments.size() == 1 && seg.level == Level::info && process != kNone) {
+      header_.valid = true;
+      header_.bytes.assign(line.data(), static_cast<size_t>(seg.message.data() - line.data()));
+      header_.host.assign(seg.host);
+      header_.has_host = seg.has_host;
+      header_.pid = seg.pid;
+      header_.cuda_dev = seg.cuda_dev;
+      header_.process = process;
+    }
     handle(seg, process);
   }
 }

@@ -63,6 +63,18 @@ class Parser {
   std::string key_;
   std::vector<Segment> segments_;
   size_t last_process_ = static_cast<size_t>(-1);  // consecutive lines mostly come from one process
+  // The previous line's header when it was a single INFO segment: the next line of the same
+  // thread starts with the same bytes (prefix, host:pid:tid [dev] NCCL INFO), so its header need
+  // not be read again. Most lines of an NCCL_DEBUG_FILE hit this.
+  struct HeaderCache {
+    bool valid = false;
+    std::string bytes;  // the line up to its message
+    std::string host;
+    bool has_host = false;
+    std::optional<int> pid, cuda_dev;
+    size_t process = static_cast<size_t>(-1);
+  } header_;
+  std::vector<bool> rank_seen_;  // ranks already in facts_.ranks (a set insert per line is costly)
   std::optional<int> nnodes_;
   bool libibverbs_missing_ = false;  // "Failed to open libibverbs.so": NCCL cannot use IB/RoCE
   TestsTableParser tests_;

@@ -40,8 +40,15 @@ std::optional<int> launcher_rank(std::string_view prefix);
 
 // Small helpers shared by the parser.
 std::optional<int> to_int(std::string_view digits);
-std::string_view trim(std::string_view s);
-bool starts_with(std::string_view s, std::string_view prefix);
+// Inline: called several times on every line (profiled: a call each cost more than the compare).
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+inline bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
+}
 void add_unique(std::vector<std::string>& list, std::string value);
 
 }  // namespace fabricproof::nccl

@@ -353,10 +353,20 @@ std::string render_html(const Report& r) {
     h += "</ul></div>\n";
   }
 
+  std::vector<std::vector<std::string>> rows;
   h += "<h2 id=\"verbs\">RDMA verbs matrix</h2>\n";
   const auto mats = view::matrices(r);
   if (mats.empty()) h += "<p>No verbs measurements in this report (see Phases for the reason).</p>\n";
   for (const auto& m : mats) h += heatmap(m);
+
+  if (r.sections.contains("gpudirect")) {
+    rows.clear();
+    for (const auto& c : r.sections["gpudirect"].value("comparison", nlohmann::json::array()))
+      rows.push_back({esc(c.value("pair", "")), c["host_gbps"].is_number() ? num(c["host_gbps"].get<double>()) : "-",
+                      c["gpu_gbps"].is_number() ? num(c["gpu_gbps"].get<double>()) : "-", c["ratio"].is_number() ? num(c["ratio"].get<double>()) : "-",
+                      esc(c.value("gpu_status", "") + (c.value("gpu_reason", "").empty() ? "" : ": " + c.value("gpu_reason", "")))});
+    h += "<h3>GPUDirect RDMA: GPU memory against host memory (write_bw, Gb/s)</h3>" + table({"pair", "host", "GPU", "GPU / host", "GPU status"}, rows);
+  }
 
   h += "<h2 id=\"collectives\">Collective sweeps</h2>\n";
   const auto charts = view::sweeps(r);
@@ -374,7 +384,7 @@ std::string render_html(const Report& r) {
   h += "<h2 id=\"inventory\">Inventory</h2>\n" + inventory_section(r);
 
   h += "<h2 id=\"phases\">Phases</h2>\n";
-  std::vector<std::vector<std::string>> rows;
+  rows.clear();
   for (const auto& p : r.phases) rows.push_back({esc(p.name), tag(p.verdict), fmt::format("{:.1f}", p.duration_s), esc(p.reason)});
   h += table({"phase", "verdict", "duration (s)", "reason"}, rows);
   rows.clear();

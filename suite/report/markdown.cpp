@@ -239,6 +239,13 @@ std::string render_markdown(const Report& r) {
     for (const auto& a : n.absent) md += fmt::format("| {} | {} | {} |\n", cell(n.host), cell(a.what), cell(a.reason));
 
   for (const auto& m : view::matrices(r)) matrix_table(md, m);
+  if (r.sections.contains("gpudirect")) {
+    md += "\n## GPUDirect RDMA: GPU memory against host memory (write_bw, Gb/s)\n\n| pair | host | GPU | GPU / host | GPU status |\n|---|---|---|---|---|\n";
+    for (const auto& c : r.sections["gpudirect"].value("comparison", nlohmann::json::array()))
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(field(c, "pair")), gbps_cell(c.value("host_gbps", nlohmann::json())),
+                        gbps_cell(c.value("gpu_gbps", nlohmann::json())), gbps_cell(c.value("ratio", nlohmann::json())),
+                        cell(field(c, "gpu_status") + (field(c, "gpu_reason").empty() ? "" : ": " + field(c, "gpu_reason"))));
+  }
   if (r.sections.contains("collectives")) collectives_tables(md, r.sections["collectives"]);
   if (const auto audit = view::nccl_audit(r); audit.present) nccl_table(md, audit);
 

@@ -297,5 +297,21 @@ TEST(Report, RealLabReportRoundTripsUnchanged) {
   EXPECT_EQ(nlohmann::json(original.get<Report>()), original);
 }
 
+TEST(Views, GpudirectHostAndGpuMatricesAreDrawnWithTheirFindings) {
+  Report r = visual_report();
+  const nlohmann::json verbs = r.sections["verbs"];
+  r.sections["gpudirect"] = {{"host", verbs}, {"gpu", verbs}, {"registrations", nlohmann::json::array()}, {"comparison", nlohmann::json::array()}};
+  r.findings.push_back({"gpudirect_ratio", "node1/mlx5_0 -> node2/mlx5_0", Verdict::fail, 0.4, 0.8, "gpu/host", "nvidia-peermem"});
+  const auto all = view::matrices(r);
+  ASSERT_EQ(all.size(), 4u + 2u) << "the verbs matrices, then GPUDirect host and GPU write_bw";
+  EXPECT_EQ(all[4].title, "GPUDirect, host memory: write_bw (Gb/s)");
+  EXPECT_TRUE(all[5].cells[0][1].flagged) << "a gpudirect finding without a test names the pair in both matrices";
+  EXPECT_FALSE(all[5].cells[1][0].flagged);
+  r.sections["gpudirect"]["comparison"] = nlohmann::json::array(
+      {{{"pair", "node1/mlx5_0 -> node2/mlx5_0"}, {"host_gbps", 190.0}, {"gpu_gbps", 76.0}, {"ratio", 0.4}, {"gpu_status", "ok"}, {"gpu_reason", ""}}});
+  EXPECT_NE(render_markdown(r).find("| node1/mlx5_0 -> node2/mlx5_0 | 190.000 | 76.000 | 0.400 | ok |"), std::string::npos);
+  EXPECT_NE(render_html(r).find("<td>0.4</td>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fabricproof

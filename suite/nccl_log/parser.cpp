@@ -154,7 +154,31 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
   return it->second;
 }
 
+// A cheap hash of a short message (8 bytes at a time): the connection cache only needs spread.
+static uint64_t message_hash(std::string_view m, uint64_t seed) {
+  uint64_t h = seed ^ (m.size() * 0x9E3779B97F4A7C15ull);
+  size_t i = 0;
+  for (; i + 8 <= m.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, m.data() + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+  }
+  for (; i < m.size(); ++i) h = (h ^ static_cast<unsigned char>(m[i])) * 0x100000001b3ull;
+  return h ^ (h >> 32);
+}
+
 bool Parser::parse_connection(std::string_view m, size_t process) {
+  constexpr size_t kSeen = 4096;
+  SeenConnection* seen = nullptr;
+  if (complete_ && (m.front() == 'C' || m.front() == 'R')) {
+    if (seen_connections_.empty()) seen_connections_.resize(kSeen);
+    seen = &seen_connections_[message_hash(m, process) & (kSeen - 1)];
+    if (seen->process == process && seen->message == m) {
+      ++facts_.connections[seen->connection].count;
+      return true;
+    }
+  }
   std::string_view s = m;
   bool collnet = false;
   if (take(s, "Ring ") || take(s, "Channel ")) {
@@ -206,8 +230,15 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   key_.clear();
   for (int v : {rank, peer, *channel, conn_index.value_or(-1), receive ? 1 : 0}) key_.append(reinterpret_cast<const char*>(&v), sizeof v);
   key_.append(transport);  // as connection_key() builds it from a stored Connection
+  auto remember = [&](size_t connection) {
+    if (!seen) return;
+    seen->process = process;
+    seen->message.assign(m);
+    seen->connection = connection;
+  };
   if (auto hit = connection_index_.find(key_); hit != connection_index_.end()) {
     ++facts_.connections[hit->second].count;
+    remember(hit->second);
     return true;
   }
   Connection c;
@@ -228,6 +259,7 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   c.file = file_;
   c.line_no = line_no_;
   connection_index_.emplace(key_, facts_.connections.size());
+  remember(facts_.connections.size());
   facts_.connections.push_back(std::move(c));
   return true;
 }

@@ -46,8 +46,12 @@ inline std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
 }
+// A byte loop, not memcmp: the prefixes are short and most comparisons fail on the first byte.
 inline bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (s[i] != prefix[i]) return false;
+  return true;
 }
 void add_unique(std::vector<std::string>& list, std::string value);
 

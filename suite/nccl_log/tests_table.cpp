@@ -160,12 +160,15 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
   bool partial = false;
   auto row = parse_tests_row(s, has_redop_, has_root_, &partial);
   if (row) {
-    row->file = file_;
-    row->line_no = line_no;
     auto& table = ensure();
     if (table.wrong_column.empty()) table.wrong_column = (row->out_of_place.wrong_raw.find('e') != std::string::npos) ? "error" : "#wrong";
-    if (table.rows.size() < kMaxTestsRows) table.rows.push_back(std::move(*row));
-    else ++table.rows_dropped;
+    if (table.rows.size() < kMaxTestsRows) {
+      row->file = file_;  // only for rows kept: a path is a heap string, and most rows of a huge log are counted, not kept
+      row->line_no = line_no;
+      table.rows.push_back(std::move(*row));
+    } else {
+      ++table.rows_dropped;
+    }
     if (!table.nranks) {
       if (!ranks_.empty()) table.nranks = static_cast<int>(ranks_.size());
       else if (gpus_per_process_) table.nranks = gpus_per_process_;

@@ -156,5 +156,24 @@ TEST(NcclParser, HandWrittenLinesOfEveryEra) {
   EXPECT_EQ(f.connections[5].transport, "P2P/IPC");
 }
 
+// The fast paths (a header reused from the previous line, a repeated connection counted without a
+// second parse) must give what a full parse gives: folded counts, the right process, and a header
+// glued into a line that starts like the previous one still split off.
+TEST(NcclParser, RepeatedLinesFoldAndGluedHeadersStillSplit) {
+  const std::string a = "gpu-a:11:21 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n";
+  const std::string b = "gpu-b:12:22 [1] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n";
+  const auto f = nccl::parse_text(a + a + a + b + b + "gpu-c:13:23 [2] NCCL INFO Channel 02/0 : 2[2] -> 3[3] via NET/Socket/0\n" +
+                                  "gpu-a:11:21 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/IPC/readgpu-c:13:23 [2] NCCL INFO Channel 02/0 : 2[2] -> 3[3] via NET/Socket/0\n"
+                                  "gpu-a:11:21 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/IPC/read\n");
+  ASSERT_EQ(f.connections.size(), 3u);
+  EXPECT_EQ(f.connections[0].count, 5u) << "identical lines of two processes fold into one connection";
+  EXPECT_EQ(f.connections[0].host, "gpu-a");
+  EXPECT_EQ(f.connections[1].host, "gpu-c");
+  EXPECT_EQ(f.connections[1].count, 2u) << "the glued header after a reused one is split off (gpu-c is a known host)";
+  EXPECT_EQ(f.connections[2].transport, "P2P/IPC/read");
+  EXPECT_EQ(f.connections[2].count, 2u);
+  EXPECT_EQ(f.processes.size(), 3u);
+}
+
 }  // namespace
 }  // namespace fabricproof

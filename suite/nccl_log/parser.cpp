@@ -13,6 +13,19 @@ constexpr size_t kMaxLine = 1 << 16;  // longer lines are cut: no input can make
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// Whether "CCL " occurs (the tail of any NCCL INFO/WARN anchor): memchr for the rare 'L', like
+// find_anchors; memmem's setup costs more than the search on a 50-byte message.
+bool contains_ccl(std::string_view s) {
+  for (size_t from = 2; from + 1 < s.size();) {
+    const void* l = std::memchr(s.data() + from, 'L', s.size() - from - 1);
+    if (!l) return false;
+    const size_t at = static_cast<size_t>(static_cast<const char*>(l) - s.data());
+    if (s[at - 1] == 'C' && s[at - 2] == 'C' && s[at + 1] == ' ') return true;
+    from = at + 1;
+  }
+  return false;
+}
+
 // Reads digits at the front of s; advances s.
 std::optional<int> take_int(std::string_view& s) {
   size_t n = 0;
@@ -389,7 +402,7 @@ void Parser::add_line(std::string_view line, bool complete) {
   if (header_.valid && line.size() > header_.bytes.size() && std::memcmp(line.data(), header_.bytes.data(), header_.bytes.size()) == 0) {
     const std::string_view rest = line.substr(header_.bytes.size());
     // A second header glued into the message needs the full split; "CCL " finds any of them.
-    if (!memmem(rest.data(), rest.size(), "CCL ", 4)) {
+    if (!contains_ccl(rest)) {
       Segment seg;
       seg.host = header_.host;
       seg.has_host = header_.has_host;

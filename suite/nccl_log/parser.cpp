@@ -119,6 +119,7 @@ void Parser::begin_file(std::string name) {
   file_ = std::move(name);
   ++file_id_;
   last_process_ = kNone;
+  recent_processes_.fill(kNone);
   header_.valid = false;
   line_no_ = 0;
   tests_.begin_file(file_);
@@ -140,13 +141,20 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
   if (!seg.has_host && !seg.cuda_dev) return kNone;
   // Without pid the launcher rank is the best identity of a process (stripped headers).
   const int pid = seg.pid ? *seg.pid : (prefix_rank ? -2 - *prefix_rank : -1);
-  if (last_process_ != kNone) {
-    const Process& last = facts_.processes[last_process_];
-    if (last.host == seg.host && last.pid.value_or(-1) == seg.pid.value_or(-1) && last.cuda_dev.value_or(-1) == seg.cuda_dev.value_or(-1) &&
-        last.file == file_ && (seg.pid || !prefix_rank || last.launcher_rank == prefix_rank))
-      return last_process_;
+  // Interleaved output cycles through a node's few processes: look at the recent ones before
+  // building a key. (They are reset per file, so they are always of this file.)
+  for (size_t& recent : recent_processes_) {
+    if (recent == kNone) continue;
+    Process& p = facts_.processes[recent];
+    if (p.host == seg.host && p.pid.value_or(-1) == seg.pid.value_or(-1) && p.cuda_dev.value_or(-1) == seg.cuda_dev.value_or(-1) &&
+        (seg.pid || !prefix_rank || p.launcher_rank == prefix_rank)) {
+      if (prefix_rank && !p.launcher_rank) p.launcher_rank = prefix_rank;
+      std::swap(recent, recent_processes_[0]);  // most recent first
+      return last_process_ = recent_processes_[0];
+    }
   }
-  process_key_ = process_key(file_id_, pid, seg.cuda_dev.value_or(-1), seg.host);
+  process_key_.clear();  // built in place: no allocation per lookup
+  append_process_key(process_key_, file_id_, pid, seg.cuda_dev.value_or(-1), seg.host);
   auto it = process_index_.find(process_key_);
   const bool inserted = it == process_index_.end();
   if (inserted) {
@@ -164,6 +172,8 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
   }
   if (prefix_rank && !facts_.processes[it->second].launcher_rank) facts_.processes[it->second].launcher_rank = prefix_rank;
   last_process_ = it->second;
+  std::rotate(recent_processes_.begin(), recent_processes_.end() - 1, recent_processes_.end());
+  recent_processes_[0] = it->second;
   return it->second;
 }
 
@@ -452,10 +462,13 @@ void Parser::add_line(std::string_view line, bool complete) {
 
 std::string Parser::process_key(int file_id, int pid, int cuda_dev, std::string_view host) const {
   std::string key;
-  key.reserve(12 + host.size());
+  append_process_key(key, file_id, pid, cuda_dev, host);
+  return key;
+}
+
+void Parser::append_process_key(std::string& key, int file_id, int pid, int cuda_dev, std::string_view host) {
   for (int v : {file_id, pid, cuda_dev}) key.append(reinterpret_cast<const char*>(&v), sizeof v);
   key.append(host);
-  return key;
 }
 
 std::string Parser::connection_key(const Connection& c) const {

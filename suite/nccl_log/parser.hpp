@@ -3,6 +3,7 @@
 // (Open MPI --tag-output, srun -l, torchrun, Ray, Python logging, timestamps), interleaved from many
 // ranks, duplicated, truncated or glued lines, CRLF, non-UTF-8 bytes. Memory grows with what the
 // log describes (ranks, distinct connections), not with its length.
+#include <array>
 #include <istream>
 #include <map>
 #include <unordered_map>
@@ -49,6 +50,7 @@ class Parser {
   void feed(std::string_view data);  // complete lines, plus a carried partial line
   std::string connection_key(const Connection& c) const;
   std::string process_key(int file_id, int pid, int cuda_dev, std::string_view host) const;
+  static void append_process_key(std::string& key, int file_id, int pid, int cuda_dev, std::string_view host);
 
   ParseOptions options_;
   std::string file_;
@@ -63,6 +65,12 @@ class Parser {
   std::string key_;
   std::vector<Segment> segments_;
   size_t last_process_ = static_cast<size_t>(-1);  // consecutive lines mostly come from one process
+  std::array<size_t, 8> recent_processes_ = filled_none();  // most recent first
+  static std::array<size_t, 8> filled_none() {
+    std::array<size_t, 8> a;
+    a.fill(static_cast<size_t>(-1));
+    return a;
+  }
   // The previous line's header when it was a single INFO segment: the next line of the same
   // thread starts with the same bytes (prefix, host:pid:tid [dev] NCCL INFO), so its header need
   // not be read again. Most lines of an NCCL_DEBUG_FILE hit this. (Eight recent headers for

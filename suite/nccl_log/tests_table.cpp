@@ -12,12 +12,13 @@ namespace {
 const std::vector<std::string_view>& tokens(std::string_view s) {
   thread_local std::vector<std::string_view> out;
   out.clear();
-  size_t i = 0;
-  while (i < s.size() && out.size() < 32) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    const size_t start = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  while (p < end && out.size() < 32) {
+    while (p < end && static_cast<unsigned char>(*p) <= ' ' && (*p == ' ' || *p == '\t')) ++p;
+    const char* start = p;
+    while (p < end && *p != ' ' && *p != '\t') ++p;
+    if (p > start) out.emplace_back(start, static_cast<size_t>(p - start));
   }
   return out;
 }

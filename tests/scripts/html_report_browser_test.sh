@@ -51,6 +51,15 @@ if grep -Eo '(src|href)="(https?:)?//[^"]*' "$out/report.html"; then echo "FAIL:
 # The findings table is sortable and starts worst first.
 expect "sortable findings rows" "$(count '<tr class="finding">')" "$(jq '.findings | length' "$report")"
 
+# Sorting works in the browser: one click on "verdict" puts the worst first, a second the best.
+sed 's#</body></html>#<script>var th=document.querySelector("\#findings-table th");function first(){return document.querySelector("\#findings-table tbody tr td").dataset.sort;}th.click();document.body.dataset.one=first();th.click();document.body.dataset.two=first();</script></body></html>#' \
+  "$out/report.html" >"$out/sort-check.html"
+load "$out/sort-check.html"
+worst=$(jq '[.findings[].verdict | {"pass":0,"skip":1,"warn":2,"fail":3,"error":4}[.]] | max' "$report")
+expect "worst verdict first after one click" "$(grep -o 'data-one="[0-9]"' "$out/dom.html" | grep -o '[0-9]' || echo -1)" "$worst"
+expect "best verdict first after two clicks" "$(grep -o 'data-two="[0-9]"' "$out/dom.html" | grep -o '[0-9]' || echo -1)" 0
+[[ -s $out/console.txt ]] && { echo "FAIL: console messages while sorting:"; cat "$out/console.txt"; fail=1; }
+
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --host-resolver-rules="MAP * ~NOTFOUND" --window-size=1300,2400 \
   --screenshot="$out/report.png" "file://$out/report.html" >/dev/null 2>&1 || true
 [[ -s $out/report.png ]] && echo "screenshot: $out/report.png"

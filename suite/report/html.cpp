@@ -122,13 +122,10 @@ std::string table(const std::vector<std::string>& header, const std::vector<std:
 std::string heatmap(const view::Matrix& m) {
   const size_t n = m.labels.size();
   const double cw = 64, ch = 30, left = 130, top = 24;
-  double best = 0, worst = 0;
+  double best = 0;
   for (const auto& row : m.cells)
     for (const auto& c : row)
-      if (c.value) {
-        best = best == 0 ? *c.value : (m.lower_is_better ? std::min(best, *c.value) : std::max(best, *c.value));
-        worst = std::max(worst, *c.value);
-      }
+      if (c.value) best = best == 0 ? *c.value : (m.lower_is_better ? std::min(best, *c.value) : std::max(best, *c.value));
   const double width = left + cw * static_cast<double>(n) + 10, height = top + ch * static_cast<double>(n) + 6;
   std::string s = fmt::format("<figure class=\"chart\"><figcaption><b>{}</b></figcaption><svg class=\"heatmap\" data-test=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" "
                               "width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
@@ -164,7 +161,6 @@ std::string heatmap(const view::Matrix& m) {
     }
     s += "\n";
   }
-  (void)worst;
   return s + fmt::format("</svg><figcaption class=\"muted\">Rows: from (writer, sender); columns: to. Green: near the {} cell;<br>"
                          "grey &#215;: no figure (hover for why); red outline: a failing finding.</figcaption></figure>\n",
                          m.lower_is_better ? "lowest" : "highest");

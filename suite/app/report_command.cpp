@@ -73,6 +73,8 @@ int compare_reports_command(const CompareOptionsCli& options) {
   // The comparison as a report of its own: the same writers render it (console, Markdown, JUnit).
   Report result;
   result.started_at = next->started_at;
+  result.nodes = next->nodes;  // the summary line counts the new run's nodes and ranks
+  result.world_size = next->world_size;
   result.command = {"compare", options.baseline, options.next};
   result.findings = compare_reports(*baseline, *next, profile.profile->compare.regression);
   result.verdict = worst_verdict(result.findings);

@@ -10,6 +10,12 @@ constexpr std::array<std::string_view, 5> kNames = {"pass", "skip", "warn", "fai
 
 std::string_view to_string(Verdict verdict) { return kNames.at(static_cast<size_t>(verdict)); }
 
+std::string verdict_label(Verdict verdict) {
+  std::string out(to_string(verdict));
+  for (auto& c : out) c = static_cast<char>(c - 'a' + 'A');  // the names are lowercase ASCII
+  return out;
+}
+
 std::optional<Verdict> parse_verdict(std::string_view text) {
   for (size_t i = 0; i < kNames.size(); ++i) {
     if (kNames[i] == text) return static_cast<Verdict>(i);

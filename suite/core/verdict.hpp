@@ -10,6 +10,8 @@ namespace fabricproof {
 enum class Verdict { pass = 0, skip = 1, warn = 2, fail = 3, error = 4 };
 
 std::string_view to_string(Verdict verdict);
+// "FAIL", "PASS", ...: how the human formats (console, Markdown, HTML) show a verdict.
+std::string verdict_label(Verdict verdict);
 std::optional<Verdict> parse_verdict(std::string_view text);
 Verdict worst(Verdict a, Verdict b);
 

@@ -29,12 +29,6 @@ std::string esc(std::string_view s) {
   return out;
 }
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string num(double v) { return fmt::format("{:.3g}", v); }
 
 constexpr const char* kStyle = R"(
@@ -71,7 +65,7 @@ document.querySelectorAll('table.sortable').forEach(function(t){
 });
 )";
 
-std::string tag(Verdict v) { return fmt::format("<span class=\"tag {}\">{}</span>", to_string(v), upper(to_string(v))); }
+std::string tag(Verdict v) { return fmt::format("<span class=\"tag {}\">{}</span>", to_string(v), verdict_label(v)); }
 
 std::string page_head(const std::string& title) {
   return fmt::format("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>"
@@ -94,7 +88,7 @@ std::string findings_table(const std::vector<const Finding*>& rows, const char* 
 
 std::string banner(Verdict v, const std::string& title, const std::string& detail) {
   return fmt::format("<div class=\"banner {}\" id=\"verdict\"><span class=\"v\">{}</span><span>{}</span><span>{}</span></div>\n", to_string(v),
-                     upper(to_string(v)), esc(title), esc(detail));
+                     verdict_label(v), esc(title), esc(detail));
 }
 
 std::string counts_text(const std::vector<Finding>& findings) {
@@ -317,7 +311,7 @@ std::string inventory_section(const Report& r) {
 std::string render_html(const Report& r) {
   std::vector<std::string> hosts;
   for (const auto& n : r.nodes) hosts.push_back(n.host);
-  std::string h = page_head(fmt::format("fabricproof {}: {}", upper(to_string(r.verdict)), fmt::join(hosts, ", ")));
+  std::string h = page_head(fmt::format("fabricproof {}: {}", verdict_label(r.verdict), fmt::join(hosts, ", ")));
   h += "<h1>fabricproof acceptance report</h1>\n";
   h += banner(r.verdict, fmt::format("{} node(s), {} rank(s)", r.nodes.size(), r.world_size), counts_text(r.findings));
   h += "<nav><a href=\"#triage\">What to check first</a><a href=\"#verbs\">Verbs matrix</a><a href=\"#collectives\">Collectives</a>"

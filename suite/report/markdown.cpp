@@ -20,12 +20,6 @@ std::string cell(std::string text) {
   return out.empty() ? "-" : out;
 }
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 template <typename T>
 std::string opt(const std::optional<T>& v, const char* suffix = "") {
   return v ? fmt::format("{}{}", *v, suffix) : "-";
@@ -43,7 +37,7 @@ std::string pcie_text(const PcieLink& l) {
 void findings_table(std::string& md, const std::vector<const Finding*>& rows) {
   md += "| verdict | check | subject | measured | expected | rule | hint |\n|---|---|---|---|---|---|---|\n";
   for (const auto* f : rows)
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", upper(to_string(f->verdict)), cell(f->id), cell(f->subject),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", verdict_label(f->verdict), cell(f->id), cell(f->subject),
                       cell(compact(f->measured)), cell(compact(f->expected)), cell(f->rule), cell(f->hint));
 }
 
@@ -152,9 +146,9 @@ std::string render_markdown(const Report& r) {
   const auto parts = r.build.is_object() ? r.build.value("optional_parts", nlohmann::json::object()) : nlohmann::json::object();
   for (const auto& [k, v] : parts.items())
     built.push_back(k + ": " + yes_no(v));
-  md += fmt::format("# fabricproof acceptance report: {}\n\n", upper(to_string(r.verdict)));
+  md += fmt::format("# fabricproof acceptance report: {}\n\n", verdict_label(r.verdict));
   md += "| | |\n|---|---|\n";
-  md += fmt::format("| Verdict | **{}** |\n", upper(to_string(r.verdict)));
+  md += fmt::format("| Verdict | **{}** |\n", verdict_label(r.verdict));
   md += fmt::format("| Started | {} |\n| Finished | {} |\n", cell(r.started_at), cell(r.finished_at));
   md += fmt::format("| Nodes | {} ({}) |\n", r.nodes.size(), cell(fmt::format("{}", fmt::join(hosts, ", "))));
   md += fmt::format("| Ranks | {}{} |\n", r.world_size,
@@ -183,13 +177,13 @@ std::string render_markdown(const Report& r) {
   if (steps.empty()) md += "Nothing: every check passed or was skipped with its reason.\n\n";
   for (const auto& s : steps) {
     md += fmt::format("### {}\n\n{}\n\n", s.title, s.advice);
-    for (const auto* f : s.findings) md += fmt::format("- {} `{}` {}\n", upper(to_string(f->verdict)), f->id, cell(f->subject));
+    for (const auto* f : s.findings) md += fmt::format("- {} `{}` {}\n", verdict_label(f->verdict), f->id, cell(f->subject));
     md += "\n";
   }
 
   md += "## Phases\n\n| phase | verdict | duration (s) | reason |\n|---|---|---|---|\n";
   for (const auto& p : r.phases)
-    md += fmt::format("| {} | {} | {:.1f} | {} |\n", p.name, upper(to_string(p.verdict)), p.duration_s, cell(p.reason));
+    md += fmt::format("| {} | {} | {:.1f} | {} |\n", p.name, verdict_label(p.verdict), p.duration_s, cell(p.reason));
 
   md += "\n## Nodes\n\n| host | ranks | RDMA devices | GPUs | OS | kernel | mlx5_core | OFED | rdma-core | NVIDIA driver | CUDA driver / runtime | NCCL | Open MPI | nvidia_peermem |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& n : r.nodes) {
@@ -261,12 +255,12 @@ std::string render_console_summary(const Report& r, size_t max_findings) {
   std::map<Verdict, int> counts;
   for (const auto& f : r.findings) ++counts[f.verdict];
   std::string out = fmt::format("fabricproof: {}  ({} nodes, {} ranks; {} pass, {} warn, {} fail, {} error, {} skip)\n",
-                                upper(to_string(r.verdict)), r.nodes.size(), r.world_size, counts[Verdict::pass], counts[Verdict::warn],
+                                verdict_label(r.verdict), r.nodes.size(), r.world_size, counts[Verdict::pass], counts[Verdict::warn],
                                 counts[Verdict::fail], counts[Verdict::error], counts[Verdict::skip]);
   size_t shown = 0;
   for (const auto* f : worst_first(r.findings)) {
     if (f->verdict < Verdict::warn || shown == max_findings) break;
-    out += fmt::format("  {:5}  {:<22} {:<28} measured {} / expected {}\n", upper(to_string(f->verdict)), f->id, f->subject,
+    out += fmt::format("  {:5}  {:<22} {:<28} measured {} / expected {}\n", verdict_label(f->verdict), f->id, f->subject,
                        compact(f->measured), compact(f->expected));
     ++shown;
   }

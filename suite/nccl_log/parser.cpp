@@ -1,6 +1,7 @@
 #include "nccl_log/parser.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -9,12 +10,15 @@ namespace fabricproof::nccl {
 namespace {
 
 constexpr size_t kNone = static_cast<size_t>(-1);
+constexpr size_t kProcessSlots = 1024;  // powers of two
+constexpr size_t kHeaderSlots = 1024;
+constexpr size_t kLineSlots = 4096;
 constexpr size_t kMaxLine = 1 << 16;  // longer lines are cut: no input can make a line buffer grow without bound
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Whether "CCL " occurs (the tail of any NCCL INFO/WARN anchor): memchr for the rare 'L', like
-// find_anchors; memmem's setup costs more than the search on a 50-byte message.
+// next_anchor; memmem's setup costs more than the search on a 50-byte message.
 bool contains_ccl(std::string_view s) {
   for (size_t from = 2; from + 1 < s.size();) {
     const void* l = std::memchr(s.data() + from, 'L', s.size() - from - 1);
@@ -83,16 +87,35 @@ bool is_ring_list(std::string_view message) {
   return digit;
 }
 
-std::optional<int> int_after(std::string_view message, std::string_view key) {
-  const size_t at = message.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view rest = message.substr(at + key.size());
-  return take_int(rest);
+// The numbers after the first " rank ", " nranks ", " nRanks " and " nNodes " of a communicator
+// line, each as find() would take it, in one pass (four find() calls stopped at every space).
+struct CommNumbers {
+  std::optional<int> rank, nranks, nRanks, nnodes;
+};
+CommNumbers comm_numbers(std::string_view m) {
+  CommNumbers out;
+  bool rank = false, nranks = false, nRanks = false, nnodes = false;
+  auto grab = [](std::string_view rest, std::string_view key, bool& found, std::optional<int>& value) {
+    if (found || !starts_with(rest, key)) return;
+    found = true;
+    rest.remove_prefix(key.size());
+    value = take_int(rest);
+  };
+  grab(m, "rank ", rank, out.rank);  // 2.3: "rank R nranks N"
+  for (size_t i = 0; i < m.size() && !(rank && nranks && nRanks && nnodes); ++i) {
+    if (m[i] != ' ') continue;
+    const std::string_view rest = m.substr(i);
+    grab(rest, " rank ", rank, out.rank);
+    grab(rest, " nranks ", nranks, out.nranks);
+    grab(rest, " nRanks ", nRanks, out.nRanks);
+    grab(rest, " nNodes ", nnodes, out.nnodes);
+  }
+  return out;
 }
 
 // Tokens "[0]mlx5_0:1/IB" or "[0]eth0:10.0.0.1<0>" of a "Using" list, up to "; OOB" / end.
-std::vector<std::string> bracket_items(std::string_view list) {
-  std::vector<std::string> items;
+std::vector<std::string_view> bracket_items(std::string_view list) {
+  std::vector<std::string_view> items;
   size_t at = 0;
   while ((at = list.find('[', at)) != std::string_view::npos) {
     const size_t close = list.find(']', at);
@@ -103,12 +126,68 @@ std::vector<std::string> bracket_items(std::string_view list) {
     }
     size_t end = close + 1;
     while (end < list.size() && list[end] != ' ' && list[end] != '[' && list[end] != ';') ++end;
-    std::string item(list.substr(close + 1, end - close - 1));
-    if (auto lt = item.find('<'); lt != std::string::npos) item.resize(lt);  // "<0>" address family
+    std::string_view item = list.substr(close + 1, end - close - 1);
+    item = item.substr(0, item.find('<'));  // "<0>" address family
     if (!item.empty()) items.push_back(item);
     at = end;
   }
   return items;
+}
+
+// A hash for the caches' slots (a collision costs a miss, never a wrong answer): the first and
+// last 24 bytes and the length, each word multiplied on its own so the products run in parallel
+// instead of as one dependency chain (it was 7% of the parse as a chain).
+uint64_t message_hash(std::string_view m, uint64_t seed) {
+  const size_t n = m.size();
+  auto word = [&](size_t at) {
+    uint64_t w;
+    std::memcpy(&w, m.data() + at, 8);
+    return w;
+  };
+  uint64_t h = seed ^ (n * 0x9E3779B97F4A7C15ull);
+  if (n >= 8) {
+    h += (word(0) ^ 0x2545F4914F6CDD1Dull) * 0xff51afd7ed558ccdull + (word(n - 8) ^ 0x9FB21C651E98DF25ull) * 0xc4ceb9fe1a85ec53ull;
+    if (n > 16) h += (word(8) ^ 0x27D4EB2F165667C5ull) * 0x94D049BB133111EBull + (word(n - 16) ^ 0x165667B19E3779F9ull) * 0xBF58476D1CE4E5B9ull;
+    if (n > 32) h += (word(16) ^ 0x85EBCA77C2B2AE63ull) * 0xD6E8FEB86659FD93ull + (word(n - 24) ^ 0xC2B2AE3D27D4EB4Full) * 0xA0761D6478BD642Full;
+  } else {
+    uint64_t w = 0;
+    if (n) std::memcpy(&w, m.data(), n);
+    h += (w ^ 0x2545F4914F6CDD1Dull) * 0xff51afd7ed558ccdull;
+  }
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 32);
+}
+
+// A hash of every byte, for keys that differ anywhere (whole lines: "Channel 03/0" sits in the
+// middle). Four independent lanes, so the multiplications overlap instead of forming one chain.
+uint64_t full_hash(std::string_view m) {
+  const size_t n = m.size();
+  auto word = [&](size_t at) {  // 8 bytes (a fixed-size copy is one load)
+    uint64_t w;
+    std::memcpy(&w, m.data() + at, 8);
+    return w;
+  };
+  auto round = [](uint64_t lane, uint64_t w) { return std::rotl((lane ^ w) * 0x9E3779B97F4A7C15ull, 29); };
+  uint64_t a = n, b = 0x2545F4914F6CDD1Dull, c = 0x9FB21C651E98DF25ull, d = 0xc4ceb9fe1a85ec53ull;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a = round(a, word(i));
+    b = round(b, word(i + 8));
+    c = round(c, word(i + 16));
+    d = round(d, word(i + 24));
+  }
+  for (; i + 8 <= n; i += 8) b = round(b, word(i));
+  if (i < n) {  // the last 1..7 bytes: the final word, overlapping the previous one when it can
+    uint64_t w = 0;
+    if (n >= 8) w = word(n - 8);
+    else std::memcpy(&w, m.data(), n);
+    c = round(c, w);
+  }
+  uint64_t h = a ^ std::rotl(b, 16) ^ std::rotl(c, 32) ^ std::rotl(d, 48);
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 32);
 }
 
 }  // namespace
@@ -118,9 +197,9 @@ Parser::Parser(ParseOptions options) : options_(options) {}
 void Parser::begin_file(std::string name) {
   file_ = std::move(name);
   ++file_id_;
-  last_process_ = kNone;
-  recent_processes_.fill(kNone);
-  header_.valid = false;
+  process_slots_.assign(kProcessSlots, ProcessSlot{});
+  for (auto& slot : headers_) slot.process = kNone;
+  for (auto& slot : lines_) slot.known = false;
   line_no_ = 0;
   tests_.begin_file(file_);
 }
@@ -141,54 +220,31 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
   if (!seg.has_host && !seg.cuda_dev) return kNone;
   // Without pid the launcher rank is the best identity of a process (stripped headers).
   const int pid = seg.pid ? *seg.pid : (prefix_rank ? -2 - *prefix_rank : -1);
-  // Interleaved output cycles through a node's few processes: look at the recent ones before
-  // building a key. (They are reset per file, so they are always of this file.)
-  for (size_t& recent : recent_processes_) {
-    if (recent == kNone) continue;
-    Process& p = facts_.processes[recent];
-    if (p.host == seg.host && p.pid.value_or(-1) == seg.pid.value_or(-1) && p.cuda_dev.value_or(-1) == seg.cuda_dev.value_or(-1) &&
-        (seg.pid || !prefix_rank || p.launcher_rank == prefix_rank)) {
-      if (prefix_rank && !p.launcher_rank) p.launcher_rank = prefix_rank;
-      std::swap(recent, recent_processes_[0]);  // most recent first
-      return last_process_ = recent_processes_[0];
+  const int cuda_dev = seg.cuda_dev.value_or(-1);
+  if (process_slots_.empty()) process_slots_.resize(kProcessSlots);
+  ProcessSlot& slot = process_slots_[message_hash(seg.host, static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32 | static_cast<uint32_t>(cuda_dev)) & (kProcessSlots - 1)];
+  size_t index = slot.process;
+  if (index == kNone || slot.pid != pid || slot.cuda_dev != cuda_dev || facts_.processes[index].host != seg.host) {
+    process_key_.clear();  // built in place: no allocation per lookup
+    append_process_key(process_key_, file_id_, pid, cuda_dev, seg.host);
+    auto [it, inserted] = process_index_.try_emplace(process_key_, facts_.processes.size());
+    if (inserted) {
+      Process p;
+      p.host = std::string(seg.host);
+      p.pid = seg.pid;
+      p.cuda_dev = seg.cuda_dev;
+      p.file = file_;
+      facts_.processes.push_back(p);
+      if (seg.has_host && !seg.host.empty()) {
+        facts_.hosts.insert(std::string(seg.host));
+        known_hosts_.insert(std::string(seg.host));
+      }
     }
+    index = it->second;
+    slot = {index, pid, cuda_dev};
   }
-  process_key_.clear();  // built in place: no allocation per lookup
-  append_process_key(process_key_, file_id_, pid, seg.cuda_dev.value_or(-1), seg.host);
-  auto it = process_index_.find(process_key_);
-  const bool inserted = it == process_index_.end();
-  if (inserted) {
-    it = process_index_.emplace(process_key_, facts_.processes.size()).first;
-    Process p;
-    p.host = std::string(seg.host);
-    p.pid = seg.pid;
-    p.cuda_dev = seg.cuda_dev;
-    p.file = file_;
-    facts_.processes.push_back(p);
-    if (seg.has_host && !seg.host.empty()) {
-      facts_.hosts.insert(std::string(seg.host));
-      known_hosts_.insert(std::string(seg.host));
-    }
-  }
-  if (prefix_rank && !facts_.processes[it->second].launcher_rank) facts_.processes[it->second].launcher_rank = prefix_rank;
-  last_process_ = it->second;
-  std::rotate(recent_processes_.begin(), recent_processes_.end() - 1, recent_processes_.end());
-  recent_processes_[0] = it->second;
-  return it->second;
-}
-
-// A cheap hash of a short message (8 bytes at a time): the connection cache only needs spread.
-static uint64_t message_hash(std::string_view m, uint64_t seed) {
-  uint64_t h = seed ^ (m.size() * 0x9E3779B97F4A7C15ull);
-  size_t i = 0;
-  for (; i + 8 <= m.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, m.data() + i, 8);
-    h = (h ^ w) * 0xff51afd7ed558ccdull;
-    h ^= h >> 29;
-  }
-  for (; i < m.size(); ++i) h = (h ^ static_cast<unsigned char>(m[i])) * 0x100000001b3ull;
-  return h ^ (h >> 32);
+  if (prefix_rank && !facts_.processes[index].launcher_rank) facts_.processes[index].launcher_rank = prefix_rank;
+  return index;
 }
 
 bool Parser::parse_connection(std::string_view m, size_t process) {
@@ -198,7 +254,7 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
     if (seen_connections_.empty()) seen_connections_.resize(kSeen);
     seen = &seen_connections_[message_hash(m, process) & (kSeen - 1)];
     if (seen->process == process && seen->message == m) {
-      ++facts_.connections[seen->connection].count;
+      ++facts_.connections[last_connection_ = seen->connection].count;
       return true;
     }
   }
@@ -260,7 +316,7 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
     seen->connection = connection;
   };
   if (auto hit = connection_index_.find(key_); hit != connection_index_.end()) {
-    ++facts_.connections[hit->second].count;
+    ++facts_.connections[last_connection_ = hit->second].count;
     remember(hit->second);
     return true;
   }
@@ -282,7 +338,7 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   c.file = file_;
   c.line_no = line_no_;
   connection_index_.emplace(key_, facts_.connections.size());
-  remember(facts_.connections.size());
+  remember(last_connection_ = facts_.connections.size());
   facts_.connections.push_back(std::move(c));
   return true;
 }
@@ -290,29 +346,30 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
 void Parser::parse_network(std::string_view m, std::string_view host) {
   auto& net = facts_.net;
   if (take(m, "Using network ")) {
-    add_unique(net.selected, std::string(trim(m)));
+    add_unique(net.selected, trim(m));
   } else if (take(m, "Using internal Network ")) {  // 2.3
-    add_unique(net.selected, std::string(trim(m)));
+    add_unique(net.selected, trim(m));
   } else if (starts_with(m, "NET/IB : No device found")) {
     net.ib_no_device = true;
-    if (!host.empty()) add_unique(net.ib_no_device_hosts, std::string(host));
+    if (!host.empty()) add_unique(net.ib_no_device_hosts, host);
   } else if (starts_with(m, "NET/IB : Using [") || starts_with(m, "NET/IB: [")) {
     const size_t oob = m.find("OOB ");
-    for (auto& d : bracket_items(m.substr(0, oob))) add_unique(net.ib_devices, d);
+    for (auto d : bracket_items(m.substr(0, oob))) add_unique(net.ib_devices, d);
     if (oob != std::string_view::npos) {
       std::string_view o = trim(m.substr(oob + 4));
       if (auto lt = o.find('<'); lt != std::string_view::npos) o = o.substr(0, lt);
-      add_unique(net.oob_interfaces, std::string(o));
+      add_unique(net.oob_interfaces, o);
     }
   } else if (starts_with(m, "NET/Socket : Using [")) {
-    for (auto& i : bracket_items(m)) add_unique(net.socket_interfaces, i);
+    for (auto i : bracket_items(m)) add_unique(net.socket_interfaces, i);
   } else if (starts_with(m, "NCCL_IB_DISABLE set by environment to ")) {
+    repeat_safe_ = false;  // the last one printed wins
     net.ib_disabled = m.substr(std::strlen("NCCL_IB_DISABLE set by environment to ")).substr(0, 1) != "0";
   } else if ((starts_with(m, "NET/") && m.find("GPU Direct RDMA") != std::string_view::npos) ||
              (starts_with(m, "Connected all") && m.find(" GDR ") != std::string_view::npos)) {
-    add_unique(net.gdr, std::string(m));
+    add_unique(net.gdr, m);
   } else if (starts_with(m, "NET/Plugin") || starts_with(m, "Using non-device net plugin")) {
-    add_unique(net.plugin, std::string(m));
+    add_unique(net.plugin, m);
   } else if (starts_with(m, "NVLS multicast support is available") || starts_with(m, "Connected NVLS")) {
     net.nvls = true;
   }
@@ -338,6 +395,8 @@ void Parser::handle(const Segment& seg, size_t process) {
     return;
   }
   ++facts_.info_lines;
+  last_connection_ = kNone;
+  repeat_safe_ = true;
   // Dispatch on the first letter: most INFO lines ("Connected all rings", "threadThresholds",
   // "Channel 00/02 : 0 1") need one or two comparisons, not the whole list.
   switch (m.front()) {
@@ -373,15 +432,15 @@ void Parser::handle(const Segment& seg, size_t process) {
   // ("comm 0x..." up to 2.20, "ncclCommInitRank comm 0x..." / "ncclCommSplit comm ..." later.)
   const bool comm_line = starts_with(m, "comm 0x") || starts_with(m, "rank ") || (starts_with(m, "nccl") && m.find(" comm 0x") != std::string_view::npos);
   if (comm_line && m.find("local rank") == std::string_view::npos) {
-    auto rank = starts_with(m, "rank ") ? int_after(m, "rank ") : int_after(m, " rank ");
-    auto nranks = int_after(m, " nranks ");
-    if (!nranks) nranks = int_after(m, " nRanks ");
+    repeat_safe_ = false;  // a process's last communicator sets its nranks and nnodes
+    auto [rank, nranks, nRanks, nodes] = comm_numbers(m);
+    if (!nranks) nranks = nRanks;
     if (rank) note_rank(process, *rank);
     if (nranks) {
       facts_.nranks = std::max(facts_.nranks.value_or(0), *nranks);
       if (process != kNone) facts_.processes[process].nranks = nranks;
     }
-    if (auto nodes = int_after(m, " nNodes ")) {
+    if (nodes) {
       nnodes_ = std::max(nnodes_.value_or(0), *nodes);
       if (process != kNone) facts_.processes[process].nnodes = nodes;
     }
@@ -409,23 +468,43 @@ void Parser::add_line(std::string_view line, bool complete) {
     line = clean_;
   }
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
-  if (header_.valid && line.size() > header_.bytes.size() && std::memcmp(line.data(), header_.bytes.data(), header_.bytes.size()) == 0) {
-    const std::string_view rest = line.substr(header_.bytes.size());
-    // A second header glued into the message needs the full split; "CCL " finds any of them.
-    if (!contains_ccl(rest)) {
-      Segment seg;
-      seg.host = header_.host;
-      seg.has_host = header_.has_host;
-      seg.pid = header_.pid;
-      seg.cuda_dev = header_.cuda_dev;
-      seg.message = trim(rest);
-      last_process_ = header_.process;
-      handle(seg, header_.process);
+  // A line printed before in this file, byte for byte (a communicator created again, a log of
+  // several runs), changes nothing but counters: everything else it says was noted the first time.
+  LineSlot* line_slot = nullptr;
+  if (complete_ && !line.empty()) {
+    line_slot = &line_slot_for(line);
+    if (line_slot->known && line_slot->bytes == line) {
+      ++facts_.info_lines;
+      if (line_slot->connection != kNone) ++facts_.connections[line_slot->connection].count;
       return;
     }
   }
-  header_.valid = false;
-  split_segments(line, known_hosts_, segments_);
+  // A single INFO message whose header was read before: no need to read it again.
+  Anchor anchor;
+  size_t from = 0;
+  const bool has_anchor = next_anchor(line, from, anchor);
+  if (has_anchor && anchor.level == Level::info) {
+    size_t begin = anchor.at + anchor.length;
+    while (begin < line.size() && (line[begin] == ' ' || line[begin] == '\t')) ++begin;
+    const std::string_view rest = line.substr(begin);
+    // A second header glued into the message needs the full split; "CCL " finds any of them.
+    if (!rest.empty() && !contains_ccl(rest)) {
+      const HeaderSlot& slot = header_slot(line.substr(0, begin));
+      if (slot.process != kNone && slot.bytes == line.substr(0, begin)) {
+        Segment seg;
+        seg.host = slot.host;
+        seg.has_host = slot.has_host;
+        seg.pid = slot.pid;
+        seg.cuda_dev = slot.cuda_dev;
+        seg.message = trim(rest);
+        handle(seg, slot.process);
+        remember_line(line_slot, line);
+        return;
+      }
+    }
+  }
+  if (has_anchor) split_segments(line, known_hosts_, segments_);
+  else segments_.clear();
   const auto& segments = segments_;
   if (segments.empty()) {
     tests_.add_line(line, line_no_);  // nccl-tests output never carries an NCCL header
@@ -447,17 +526,38 @@ void Parser::add_line(std::string_view line, bool complete) {
   for (size_t i = 0; i < segments.size(); ++i) {
     const auto& seg = segments[i];
     const size_t process = process_for(seg, i == 0 ? prefix_rank : std::nullopt);
-    if (segments.size() == 1 && seg.level == Level::info && process != kNone) {
-      header_.valid = true;
-      header_.bytes.assign(line.data(), static_cast<size_t>(seg.message.data() - line.data()));
-      header_.host.assign(seg.host);
-      header_.has_host = seg.has_host;
-      header_.pid = seg.pid;
-      header_.cuda_dev = seg.cuda_dev;
-      header_.process = process;
+    if (segments.size() == 1 && seg.level == Level::info && process != kNone && !seg.message.empty()) {
+      const std::string_view header = line.substr(0, static_cast<size_t>(seg.message.data() - line.data()));
+      HeaderSlot& slot = header_slot(header);
+      slot.process = process;
+      slot.bytes.assign(header);
+      slot.host.assign(seg.host);
+      slot.has_host = seg.has_host;
+      slot.pid = seg.pid;
+      slot.cuda_dev = seg.cuda_dev;
+      handle(seg, process);
+      remember_line(line_slot, line);
+      return;
     }
     handle(seg, process);
   }
+}
+
+Parser::LineSlot& Parser::line_slot_for(std::string_view line) {
+  if (lines_.empty()) lines_.resize(kLineSlots);
+  return lines_[full_hash(line) & (kLineSlots - 1)];
+}
+
+void Parser::remember_line(LineSlot* slot, std::string_view line) {
+  if (!slot || !repeat_safe_) return;
+  slot->known = true;
+  slot->bytes.assign(line);
+  slot->connection = last_connection_;
+}
+
+Parser::HeaderSlot& Parser::header_slot(std::string_view bytes) {
+  if (headers_.empty()) headers_.resize(kHeaderSlots);
+  return headers_[message_hash(bytes, 0) & (kHeaderSlots - 1)];
 }
 
 std::string Parser::process_key(int file_id, int pid, int cuda_dev, std::string_view host) const {

@@ -23,7 +23,9 @@ struct ParseOptions {
   std::optional<bool> multi_node;
 };
 
-class Parser {
+// alignas: the parsers of a parallel parse sit side by side in one vector and each thread writes
+// its parser's counters on every line, so neighbours must not share a cache line.
+class alignas(64) Parser {
  public:
   explicit Parser(ParseOptions options = {});
   // Starts a new input (one rank's NCCL_DEBUG_FILE, or one combined log); line numbers restart.
@@ -64,25 +66,42 @@ class Parser {
   std::unordered_map<std::string, size_t> connection_index_;
   std::string key_;
   std::vector<Segment> segments_;
-  size_t last_process_ = static_cast<size_t>(-1);  // consecutive lines mostly come from one process
-  std::array<size_t, 8> recent_processes_ = filled_none();  // most recent first
-  static std::array<size_t, 8> filled_none() {
-    std::array<size_t, 8> a;
-    a.fill(static_cast<size_t>(-1));
-    return a;
-  }
-  // The previous line's header when it was a single INFO segment: the next line of the same
-  // thread starts with the same bytes (prefix, host:pid:tid [dev] NCCL INFO), so its header need
-  // not be read again. Most lines of an NCCL_DEBUG_FILE hit this. (Eight recent headers for
-  // interleaved output hit 1.7 M instead of 1.3 M of 3.7 M benchmark lines, but were no faster.)
-  struct HeaderCache {
-    bool valid = false;
-    std::string bytes;  // the line up to its message
+  // A direct-mapped cache in front of process_index_, by a hash of (host, pid, cudaDev): interleaved
+  // output cycles through many processes, and a hash of the header's fields costs less than
+  // building the key. Emptied per file, like the key's file id.
+  struct ProcessSlot {
+    size_t process = static_cast<size_t>(-1);
+    int pid = 0;
+    int cuda_dev = 0;
+  };
+  std::vector<ProcessSlot> process_slots_;
+  // Headers seen, by a hash of their bytes (the line up to its message): every line a thread
+  // prints starts with the same bytes (prefix, "host:pid:tid [dev] NCCL INFO "), so a line whose
+  // header was read before reuses what it said and its process, even when many ranks' lines are
+  // interleaved. Exact: a header's fields depend on its bytes alone. Emptied per file.
+  struct HeaderSlot {
+    size_t process = static_cast<size_t>(-1);  // none: the slot is empty
+    std::string bytes;
     std::string host;
     bool has_host = false;
     std::optional<int> pid, cuda_dev;
-    size_t process = static_cast<size_t>(-1);
-  } header_;
+  };
+  std::vector<HeaderSlot> headers_;
+  // Whole INFO lines seen (repeat-safe ones), by a hash of their bytes, with the connection each
+  // counted, if any: a line that comes again is counted without being read. Emptied per file.
+  struct LineSlot {
+    bool known = false;
+    std::string bytes;
+    size_t connection = static_cast<size_t>(-1);
+  };
+  std::vector<LineSlot> lines_;
+  size_t last_connection_ = static_cast<size_t>(-1);  // what handle() counted for its line
+  // Whether handle()'s line may be skipped when it comes again: all it did is count, or set
+  // what the first occurrence already set (not "the last one wins" values).
+  bool repeat_safe_ = false;
+  LineSlot& line_slot_for(std::string_view line);
+  void remember_line(LineSlot* slot, std::string_view line);
+  HeaderSlot& header_slot(std::string_view bytes);
   // The last connection lines seen, by a hash of (process, message): a repeated line (a log of
   // many runs, or a communicator re-created) is counted without parsing it again.
   struct SeenConnection {

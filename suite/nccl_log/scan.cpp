@@ -21,36 +21,11 @@ constexpr auto kHostChars = [] {
 }();
 bool is_host_char(char c) { return kHostChars[static_cast<unsigned char>(c)]; }
 
-struct Anchor {
-  size_t at;      // index of the anchor text
-  size_t length;  // of the anchor text including the trailing space
-  Level level;
-};
-
 // Finds "NCCL INFO ", "CCL INFO " (the N lost to interleaving) and "NCCL WARN".
 void find_anchors(std::string_view line, std::vector<Anchor>& anchors) {
   anchors.clear();
-  size_t from = 0;
-  while (from < line.size()) {
-    // Look for the 'L' of "CCL ": far rarer in log text than 'C', so memchr skips further.
-    const void* l = from + 2 < line.size() ? std::memchr(line.data() + from + 2, 'L', line.size() - from - 2) : nullptr;
-    if (!l) break;
-    const size_t at_l = static_cast<size_t>(static_cast<const char*>(l) - line.data());
-    if (line[at_l - 1] != 'C' || line[at_l - 2] != 'C' || at_l + 1 >= line.size() || line[at_l + 1] != ' ') {
-      from = at_l - 1;
-      continue;
-    }
-    const size_t c = at_l - 2;
-    from = c + 4;
-    const std::string_view rest = line.substr(c + 4);
-    const bool has_n = c > 0 && line[c - 1] == 'N';
-    const size_t start = has_n ? c - 1 : c;
-    if (rest.substr(0, 4) == "INFO") {
-      anchors.push_back({start, (c + 8 < line.size() && line[c + 8] == ' ') ? c + 9 - start : c + 8 - start, Level::info});
-    } else if (has_n && rest.substr(0, 4) == "WARN") {
-      anchors.push_back({start, (c + 8 < line.size() && line[c + 8] == ' ') ? c + 9 - start : c + 8 - start, Level::warn});
-    }
-  }
+  Anchor a;
+  for (size_t from = 0; next_anchor(line, from, a);) anchors.push_back(a);
 }
 
 // Reads the header backwards from the anchor. Returns where the header starts.
@@ -119,6 +94,35 @@ size_t read_header(std::string_view line, size_t anchor, Level level, Segment& s
 
 }  // namespace
 
+bool next_anchor(std::string_view line, size_t& from, Anchor& anchor) {
+  while (from < line.size()) {
+    // Look for the 'L' of "CCL ": far rarer in log text than 'C', so memchr skips further.
+    const void* l = from + 2 < line.size() ? std::memchr(line.data() + from + 2, 'L', line.size() - from - 2) : nullptr;
+    if (!l) break;
+    const size_t at_l = static_cast<size_t>(static_cast<const char*>(l) - line.data());
+    if (line[at_l - 1] != 'C' || line[at_l - 2] != 'C' || at_l + 1 >= line.size() || line[at_l + 1] != ' ') {
+      from = at_l - 1;
+      continue;
+    }
+    const size_t c = at_l - 2;
+    from = c + 4;
+    const std::string_view rest = line.substr(c + 4);
+    const bool has_n = c > 0 && line[c - 1] == 'N';
+    const size_t start = has_n ? c - 1 : c;
+    const size_t length = (c + 8 < line.size() && line[c + 8] == ' ') ? c + 9 - start : c + 8 - start;
+    if (rest.substr(0, 4) == "INFO") {
+      anchor = {start, length, Level::info};
+      return true;
+    }
+    if (has_n && rest.substr(0, 4) == "WARN") {
+      anchor = {start, length, Level::warn};
+      return true;
+    }
+  }
+  from = line.size();
+  return false;
+}
+
 std::optional<int> to_int(std::string_view digits) {
   // Hand-rolled: the hot path parses millions of small numbers.
   size_t i = 0;
@@ -145,8 +149,8 @@ std::optional<int> to_int(std::string_view digits) {
 }
 
 
-void add_unique(std::vector<std::string>& list, std::string value) {
-  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(std::move(value));
+void add_unique(std::vector<std::string>& list, std::string_view value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.emplace_back(value);
 }
 
 void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& segments) {

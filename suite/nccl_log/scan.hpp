@@ -26,6 +26,15 @@ struct Segment {
   std::string_view message;     // after "NCCL INFO " up to the next segment
 };
 
+// Where an NCCL message starts: "NCCL INFO ", "CCL INFO " (the N lost to interleaving), "NCCL WARN".
+struct Anchor {
+  size_t at = 0;      // index of the anchor text
+  size_t length = 0;  // of the anchor text including the trailing space
+  Level level = Level::info;
+};
+// The first anchor at or after `from`; advances `from` past it. False when there is none.
+bool next_anchor(std::string_view line, size_t& from, Anchor& anchor);
+
 using KnownHosts = std::set<std::string, std::less<>>;
 
 // Splits a line into its NCCL segments (empty when the line has no anchor). A header glued to the
@@ -53,6 +62,6 @@ inline bool starts_with(std::string_view s, std::string_view prefix) {
     if (s[i] != prefix[i]) return false;
   return true;
 }
-void add_unique(std::vector<std::string>& list, std::string value);
+void add_unique(std::vector<std::string>& list, std::string_view value);
 
 }  // namespace fabricproof::nccl

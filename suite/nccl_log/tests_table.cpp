@@ -1,49 +1,104 @@
 #include "nccl_log/tests_table.hpp"
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <charconv>
+#include <cstring>
 #include <vector>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "nccl_log/scan.hpp"
 
 namespace fabricproof::nccl {
 namespace {
 
-// Whitespace-separated tokens into a reused buffer (a row has at most 13; more is not a row).
-const std::vector<std::string_view>& tokens(std::string_view s) {
-  thread_local std::vector<std::string_view> out;
-  out.clear();
-  const char* p = s.data();
-  const char* const end = p + s.size();
-  while (p < end && out.size() < 32) {
-    while (p < end && static_cast<unsigned char>(*p) <= ' ' && (*p == ' ' || *p == '\t')) ++p;
-    const char* start = p;
-    while (p < end && *p != ' ' && *p != '\t') ++p;
-    if (p > start) out.emplace_back(start, static_cast<size_t>(p - start));
+constexpr size_t kMaxFields = 32;  // a row has at most 13 fields; more is not a row
+using Fields = std::array<std::string_view, kMaxFields>;
+
+// Bit i set where p[i] is a blank (' ' or '\t'), for the first `n` <= 64 bytes; the bits past `n`
+// are set too (the end of a row is a blank). SSE2 compares 16 bytes at once on x86-64.
+uint64_t blank_bits(const char* p, size_t n) {
+  char padded[64];
+  if (n < 64) {  // never read past the row: the tail goes into a buffer padded with blanks
+    std::memset(padded, ' ', sizeof padded);
+    std::memcpy(padded, p, n);
+    p = padded;
   }
-  return out;
+#if defined(__SSE2__)
+  const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
+  uint64_t bits = 0;
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    const auto mask = static_cast<uint16_t>(_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab))));
+    bits |= static_cast<uint64_t>(mask) << (16 * k);
+  }
+  return bits;
+#else
+  uint64_t bits = 0;
+  for (size_t i = 0; i < 64; ++i)
+    if (p[i] == ' ' || p[i] == '\t') bits |= uint64_t{1} << i;
+  return bits;
+#endif
 }
 
-// "123.45" exactly as from_chars reads it, without its cost: a mantissa below 2^53 divided by
-// an exact power of ten (10^0..10^22) is one correctly rounded IEEE division. Anything else
-// (signs, exponents, long mantissas, "N/A") goes to from_chars.
+// Splits s at blanks into `out`; returns the number of fields. A row is ~110 bytes of
+// right-aligned columns: a byte loop over it cost more than all the number parsing after it, so
+// fields are cut from a bit mask of its blanks, 64 bytes at a time.
+size_t split_fields(std::string_view s, Fields& out) {
+  constexpr size_t kOutside = static_cast<size_t>(-1);
+  size_t n = 0, start = kOutside;
+  for (size_t base = 0; base < s.size(); base += 64) {
+    const uint64_t blank = blank_bits(s.data() + base, std::min<size_t>(64, s.size() - base));
+    for (int pos = 0;;) {
+      const uint64_t from_pos = ~uint64_t{0} << pos;
+      if (start == kOutside) {  // the next field starts at the next non-blank
+        const uint64_t found = ~blank & from_pos;
+        if (!found) break;
+        pos = std::countr_zero(found);
+        start = base + static_cast<size_t>(pos);
+      } else {  // and ends at the next blank
+        const uint64_t found = blank & from_pos;
+        if (!found) break;
+        pos = std::countr_zero(found);
+        out[n++] = s.substr(start, base + static_cast<size_t>(pos) - start);
+        start = kOutside;
+        if (n == kMaxFields) return n;
+      }
+    }
+  }
+  if (start != kOutside) out[n++] = s.substr(start);
+  return n;
+}
+
+// "123.45" or "1.2e-05" exactly as from_chars reads it, without its cost (Clinger's fast path):
+// a mantissa below 2^53 times or divided by an exact power of ten (10^0..10^22) is one correctly
+// rounded IEEE operation. Anything else (signs, long mantissas, "N/A") goes to from_chars.
 std::optional<double> fast_decimal(std::string_view t) {
   static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   uint64_t mantissa = 0;
-  int digits = 0, decimals = -1;
-  for (char c : t) {
-    if (c >= '0' && c <= '9') {
-      mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
-      if (++digits > 15) return std::nullopt;
-      if (decimals >= 0) ++decimals;
-    } else if (c == '.' && decimals < 0) {
-      decimals = 0;
-    } else {
-      return std::nullopt;
-    }
+  int digits = 0, decimals = 0;
+  size_t i = 0;
+  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) mantissa = mantissa * 10 + static_cast<uint64_t>(t[i] - '0');
+  if (i < t.size() && t[i] == '.')
+    for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits, ++decimals) mantissa = mantissa * 10 + static_cast<uint64_t>(t[i] - '0');
+  if (digits == 0 || digits > 15) return std::nullopt;
+  int exponent = 0;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {  // old nccl-tests "error" column: 0e+00
+    bool negative = false;
+    if (++i < t.size() && (t[i] == '+' || t[i] == '-')) negative = t[i++] == '-';
+    const size_t first = i;
+    for (; i < t.size() && t[i] >= '0' && t[i] <= '9' && i - first < 3; ++i) exponent = exponent * 10 + (t[i] - '0');
+    if (i == first) return std::nullopt;
+    if (negative) exponent = -exponent;
   }
-  if (digits == 0) return std::nullopt;
-  return static_cast<double>(mantissa) / kPow10[decimals < 0 ? 0 : decimals];
+  if (i != t.size()) return std::nullopt;
+  const int scale = exponent - decimals;
+  if (scale > 22 || scale < -22) return std::nullopt;
+  return scale >= 0 ? static_cast<double>(mantissa) * kPow10[scale] : static_cast<double>(mantissa) / kPow10[-scale];
 }
 
 std::optional<double> number(std::string_view t) {
@@ -56,8 +111,16 @@ std::optional<double> number(std::string_view t) {
 
 std::optional<uint64_t> unsigned_number(std::string_view t) {
   uint64_t v = 0;
-  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
+  if (t.size() > 19) {  // may overflow: from_chars says
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
+    return v;
+  }
+  if (t.empty()) return std::nullopt;
+  for (char c : t) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
   return v;
 }
 
@@ -68,27 +131,28 @@ bool is_word(std::string_view t) {
   return !(t.front() >= '0' && t.front() <= '9');
 }
 
-std::optional<TestsHalf> half(const std::vector<std::string_view>& t, size_t at) {
+// time, algbw, busbw, #wrong from fields [at, at + 4) into h; false when they are not numbers.
+bool read_half(const Fields& t, size_t at, TestsHalf& h) {
   auto time = number(t[at]), alg = number(t[at + 1]), bus = number(t[at + 2]);
-  if (!time || !alg || !bus) return std::nullopt;
-  TestsHalf h;
+  if (!time || !alg || !bus) return false;
   h.time_us = *time;
   h.algbw_GBps = *alg;
   h.busbw_GBps = *bus;
-  h.wrong_raw = std::string(t[at + 3]);
+  h.wrong_raw.assign(t[at + 3]);
   if (t[at + 3] != "N/A") {
     h.wrong = number(t[at + 3]);
-    if (!h.wrong) return std::nullopt;
+    if (!h.wrong) return false;
   }
-  return h;
+  return true;
 }
 
 }  // namespace
 
 std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, bool* partial) {
   if (partial) *partial = false;
-  const auto& t = tokens(line);
-  if (t.size() < 3) return std::nullopt;
+  Fields t;
+  const size_t fields = split_fields(line, t);
+  if (fields < 3) return std::nullopt;
   auto size = unsigned_number(t[0]);
   auto count = unsigned_number(t[1]);
   if (!size || !count || !is_word(t[2])) return std::nullopt;
@@ -96,28 +160,25 @@ std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<boo
   size_t extra = 0;
   if (has_redop || has_root) {
     extra = (has_redop.value_or(false) ? 1 : 0) + (has_root.value_or(false) ? 1 : 0);
-  } else if (t.size() >= 11) {
-    extra = t.size() - 11;
+  } else if (fields >= 11) {
+    extra = fields - 11;
   }
   const size_t needed = 3 + extra + 8;
-  if (t.size() < needed || extra > 2) {
+  if (fields < needed || extra > 2) {
     if (partial) *partial = true;
     return std::nullopt;
   }
-  TestsRow row;
-  row.size = *size;
-  row.count = *count;
-  row.type = std::string(t[2]);
+  std::optional<TestsRow> row(std::in_place);
+  row->size = *size;
+  row->count = *count;
+  row->type.assign(t[2]);
   size_t at = 3;
-  if (extra == 2 || (extra == 1 && (has_redop.value_or(false) || (!has_root && !number(t[3]))))) row.redop = std::string(t[at++]);
-  if (at < 3 + extra) row.root = to_int(t[at++]);  // an integer column; anything else is no root
-  auto oop = half(t, at), ip = half(t, at + 4);
-  if (!oop || !ip) {
+  if (extra == 2 || (extra == 1 && (has_redop.value_or(false) || (!has_root && !number(t[3]))))) row->redop.assign(t[at++]);
+  if (at < 3 + extra) row->root = to_int(t[at++]);  // an integer column; anything else is no root
+  if (!read_half(t, at, row->out_of_place) || !read_half(t, at + 4, row->in_place)) {
     if (partial) *partial = true;
     return std::nullopt;
   }
-  row.out_of_place = *oop;
-  row.in_place = *ip;
   return row;
 }
 
@@ -139,7 +200,7 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
       s.find("_perf") == std::string_view::npos)
     return;
   // The command line names the test: "./build/all_reduce_perf -b 8 -e 8G -g 8".
-  if (auto p = s.find("_perf"); p != std::string_view::npos && test_.empty()) {
+  if (size_t p; test_.empty() && (p = s.find("_perf")) != std::string_view::npos) {
     size_t start = s.rfind('/', p);
     start = start == std::string_view::npos ? s.rfind(' ', p) : start;
     start = start == std::string_view::npos ? 0 : start + 1;
@@ -161,10 +222,12 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
     return;
   }
   if (starts_with(body, "size ") || starts_with(body, "size\t")) {  // the column header
-    const auto& words = tokens(body);
-    has_redop_ = std::find(words.begin(), words.end(), "redop") != words.end();
-    has_root_ = std::find(words.begin(), words.end(), "root") != words.end();
-    wrong_column_ = std::find(words.begin(), words.end(), "#wrong") != words.end() ? "#wrong" : "error";
+    Fields words;
+    const auto words_end = words.begin() + static_cast<std::ptrdiff_t>(split_fields(body, words));
+    auto has = [&](std::string_view word) { return std::find(words.begin(), words_end, word) != words_end; };
+    has_redop_ = has("redop");
+    has_root_ = has("root");
+    wrong_column_ = has("#wrong") ? "#wrong" : "error";
     if (table_) table_->wrong_column = wrong_column_;
     return;
   }

@@ -175,5 +175,69 @@ TEST(NcclParser, RepeatedLinesFoldAndGluedHeadersStillSplit) {
   EXPECT_EQ(f.processes.size(), 3u);
 }
 
+// Interleaved output of several processes: each line's header is found again in the header
+// cache, and a line seen before is counted from the line cache; the result must be a full parse's.
+TEST(NcclParser, InterleavedProcessesAndRepeatedLinesCountLikeAFullParse) {
+  const std::string a0 = "[1,0]<stdout>:gpu-a:11:21 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n";
+  const std::string b0 = "[1,1]<stdout>:gpu-a:12:22 [1] NCCL INFO Channel 00/0 : 1[1] -> 2[0] via NET/IB/0/GDRDMA\n";
+  const std::string c0 = "[1,2]<stdout>:gpu-b:13:23 [0] NCCL INFO Channel 00/0 : 2[0] -> 0[0] via NET/Socket/0\n";
+  const std::string a1 = "[1,0]<stdout>:gpu-a:11:21 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/IPC\n";
+  std::string text;
+  for (int round = 0; round < 3; ++round) text += a0 + b0 + c0 + a1 + "junk between them\n";
+  const auto f = nccl::parse_text(text);
+  EXPECT_EQ(f.lines, 15u);
+  EXPECT_EQ(f.info_lines, 12u);
+  ASSERT_EQ(f.processes.size(), 3u);
+  EXPECT_EQ(f.processes[1].host, "gpu-a");
+  EXPECT_EQ(f.processes[1].launcher_rank, 1);
+  EXPECT_EQ(f.processes[2].host, "gpu-b");
+  ASSERT_EQ(f.connections.size(), 4u);
+  for (const auto& c : f.connections) EXPECT_EQ(c.count, 3u) << c.transport;
+  EXPECT_EQ(find(f, 2, 0, 0)->host, "gpu-b");
+  EXPECT_EQ(find(f, 0, 1, 1)->line_no, 4u) << "the first occurrence is the one kept";
+  EXPECT_EQ(f.socket_fallback, true);
+}
+
+// A line that comes again must not be skipped when it sets a value the last occurrence decides:
+// NCCL_IB_DISABLE printed 0, then 1, then 0 again is 0; a process whose communicators have 8, 4,
+// then 8 ranks ends with 8.
+TEST(NcclParser, RepeatedLinesKeepLastWinsValues) {
+  const std::string ib0 = "h:1:2 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.\n";
+  const std::string ib1 = "h:1:2 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n";
+  const std::string comm8 = "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 8 cudaDev 0 busId 1b000 - Init COMPLETE\n";
+  const std::string comm4 = "h:1:2 [0] NCCL INFO comm 0x2 rank 0 nranks 4 cudaDev 0 busId 1b000 - Init COMPLETE\n";
+  const auto f = nccl::parse_text(ib0 + comm8 + ib1 + comm4 + ib0 + comm8);
+  EXPECT_EQ(f.net.ib_disabled, false);
+  ASSERT_EQ(f.processes.size(), 1u);
+  EXPECT_EQ(f.processes[0].nranks, 8);
+  EXPECT_EQ(f.info_lines, 6u);
+}
+
+// nccl-tests rows: old builds print the error column as "0e+00"; tabs separate columns in some
+// pastes; a row is cut into fields 64 bytes at a time, so a field may cross that boundary.
+TEST(NcclTestsRow, ExponentsTabsAndFieldsAcross64Bytes) {
+  bool partial = true;
+  auto row = nccl::parse_tests_row("     1048576        262144   float     sum    213.5    4.91    9.21  1.5e-06    205.9    5.09    9.55  0e+00",
+                                   true, false, &partial);
+  ASSERT_TRUE(row);
+  EXPECT_FALSE(partial);
+  EXPECT_EQ(row->out_of_place.wrong, 1.5e-06);
+  EXPECT_EQ(row->in_place.wrong, 0.0);
+  EXPECT_EQ(row->in_place.wrong_raw, "0e+00");
+  EXPECT_EQ(row->out_of_place.busbw_GBps, 9.21);
+
+  // 60 blanks put "1048576" across bytes 60..66.
+  row = nccl::parse_tests_row(std::string(60, ' ') + "1048576\t262144\tfloat\tsum\t-1\t213.5\t4.91\t9.21\t0\t205.9\t5.09\t9.55\t0", std::nullopt,
+                              std::nullopt, &partial);
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->size, 1048576u);
+  EXPECT_EQ(row->redop, "sum");
+  EXPECT_EQ(row->root, -1);
+  EXPECT_EQ(row->in_place.busbw_GBps, 9.55);
+
+  EXPECT_FALSE(nccl::parse_tests_row("     1048576        262144   float     sum      -1    213.5    4.91", true, true, &partial));
+  EXPECT_TRUE(partial) << "a row cut short is reported as partial";
+}
+
 }  // namespace
 }  // namespace fabricproof

@@ -13,6 +13,8 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 constexpr size_t kProcessSlots = 1024;  // powers of two
 constexpr size_t kHeaderSlots = 1024;
 constexpr size_t kLineSlots = 4096;
+// The caches keep short texts only, so that their memory stays bounded (a few MB) whatever the lines.
+constexpr size_t kMaxCachedBytes = 512;
 constexpr size_t kMaxLine = 1 << 16;  // longer lines are cut: no input can make a line buffer grow without bound
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -310,7 +312,7 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   for (int v : {rank, peer, *channel, conn_index.value_or(-1), receive ? 1 : 0}) key_.append(reinterpret_cast<const char*>(&v), sizeof v);
   key_.append(transport);  // as connection_key() builds it from a stored Connection
   auto remember = [&](size_t connection) {
-    if (!seen) return;
+    if (!seen || m.size() > kMaxCachedBytes) return;
     seen->process = process;
     seen->message.assign(m);
     seen->connection = connection;
@@ -468,22 +470,20 @@ void Parser::add_line(std::string_view line, bool complete) {
     line = clean_;
   }
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
-  // A line printed before in this file, byte for byte (a communicator created again, a log of
-  // several runs), changes nothing but counters: everything else it says was noted the first time.
+  Anchor anchor;
+  size_t from = 0;
+  const bool has_anchor = next_anchor(line, from, anchor);
   LineSlot* line_slot = nullptr;
-  if (complete_ && !line.empty()) {
-    line_slot = &line_slot_for(line);
-    if (line_slot->known && line_slot->bytes == line) {
+  if (has_anchor && anchor.level == Level::info) {
+    // An INFO line printed before in this file, byte for byte (a communicator created again, a
+    // log of several runs), changes nothing but counters: the rest was noted the first time.
+    if (complete_ && (line_slot = line_slot_for(line)) && line_slot->known && line_slot->bytes == line) {
+      ++line_cache_.hits;
       ++facts_.info_lines;
       if (line_slot->connection != kNone) ++facts_.connections[line_slot->connection].count;
       return;
     }
-  }
-  // A single INFO message whose header was read before: no need to read it again.
-  Anchor anchor;
-  size_t from = 0;
-  const bool has_anchor = next_anchor(line, from, anchor);
-  if (has_anchor && anchor.level == Level::info) {
+    // A single INFO message whose header was read before: no need to read it again.
     size_t begin = anchor.at + anchor.length;
     while (begin < line.size() && (line[begin] == ' ' || line[begin] == '\t')) ++begin;
     const std::string_view rest = line.substr(begin);
@@ -528,13 +528,15 @@ void Parser::add_line(std::string_view line, bool complete) {
     const size_t process = process_for(seg, i == 0 ? prefix_rank : std::nullopt);
     if (segments.size() == 1 && seg.level == Level::info && process != kNone && !seg.message.empty()) {
       const std::string_view header = line.substr(0, static_cast<size_t>(seg.message.data() - line.data()));
-      HeaderSlot& slot = header_slot(header);
-      slot.process = process;
-      slot.bytes.assign(header);
-      slot.host.assign(seg.host);
-      slot.has_host = seg.has_host;
-      slot.pid = seg.pid;
-      slot.cuda_dev = seg.cuda_dev;
+      if (header.size() <= kMaxCachedBytes) {
+        HeaderSlot& slot = header_slot(header);
+        slot.process = process;
+        slot.bytes.assign(header);
+        slot.host.assign(seg.host);
+        slot.has_host = seg.has_host;
+        slot.pid = seg.pid;
+        slot.cuda_dev = seg.cuda_dev;
+      }
       handle(seg, process);
       remember_line(line_slot, line);
       return;
@@ -543,13 +545,21 @@ void Parser::add_line(std::string_view line, bool complete) {
   }
 }
 
-Parser::LineSlot& Parser::line_slot_for(std::string_view line) {
+Parser::LineSlot* Parser::line_slot_for(std::string_view line) {
+  if (line_cache_.paused) {
+    --line_cache_.paused;
+    return nullptr;
+  }
+  if (++line_cache_.lookups == 4096) {  // where lines do not repeat, hashing them is wasted work
+    if (line_cache_.hits < 256) line_cache_.paused = 65536;
+    line_cache_.lookups = line_cache_.hits = 0;
+  }
   if (lines_.empty()) lines_.resize(kLineSlots);
-  return lines_[full_hash(line) & (kLineSlots - 1)];
+  return &lines_[full_hash(line) & (kLineSlots - 1)];
 }
 
 void Parser::remember_line(LineSlot* slot, std::string_view line) {
-  if (!slot || !repeat_safe_) return;
+  if (!slot || !repeat_safe_ || line.size() > kMaxCachedBytes) return;
   slot->known = true;
   slot->bytes.assign(line);
   slot->connection = last_connection_;

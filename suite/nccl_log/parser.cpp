@@ -474,6 +474,7 @@ void Parser::add_line(std::string_view line, bool complete) {
   size_t from = 0;
   const bool has_anchor = next_anchor(line, from, anchor);
   LineSlot* line_slot = nullptr;
+  bool one_anchor = false;
   if (has_anchor && anchor.level == Level::info) {
     // An INFO line printed before in this file, byte for byte (a communicator created again, a
     // log of several runs), changes nothing but counters: the rest was noted the first time.
@@ -501,20 +502,35 @@ void Parser::add_line(std::string_view line, bool complete) {
         remember_line(line_slot, line);
         return;
       }
+      one_anchor = true;
     }
   }
-  if (has_anchor) split_segments(line, known_hosts_, segments_);
+  if (one_anchor) segments_.assign(1, single_segment(line, anchor));  // no second search for anchors
+  else if (has_anchor) split_segments(line, known_hosts_, segments_);
   else segments_.clear();
   const auto& segments = segments_;
   if (segments.empty()) {
     tests_.add_line(line, line_no_);  // nccl-tests output never carries an NCCL header
+    // The first "NCCL_IB_DISABLE=" and "NCCL version " (as find() would give them), in one pass
+    // over the line's "NCCL"s, found from their rare 'L'.
+    size_t ib_disable = std::string_view::npos, v = std::string_view::npos;
+    for (size_t at = 3; at < line.size();) {
+      const void* l = std::memchr(line.data() + at, 'L', line.size() - at);
+      if (!l) break;
+      at = static_cast<size_t>(static_cast<const char*>(l) - line.data());
+      if (line[at - 1] == 'C' && line[at - 2] == 'C' && line[at - 3] == 'N') {
+        const std::string_view after = line.substr(at + 1);
+        if (ib_disable == std::string_view::npos && starts_with(after, "_IB_DISABLE=")) ib_disable = at - 3;
+        if (v == std::string_view::npos && starts_with(after, " version ")) v = at - 3;
+      }
+      ++at;
+    }
     // The environment of the launch line: "-x NCCL_IB_DISABLE=1", "NCCL_IB_DISABLE=1 ./all_reduce_perf".
-    if (auto p = line.find("NCCL_IB_DISABLE="); p != std::string_view::npos) facts_.net.ib_disabled = line.substr(p + 16, 1) != "0";
+    if (ib_disable != std::string_view::npos) facts_.net.ib_disabled = line.substr(ib_disable + 16, 1) != "0";
     // A message whose header went to another line (interleaved output): still a connection.
     const std::string_view orphan = trim(line);
     if ((starts_with(orphan, "Ring ") || starts_with(orphan, "Channel ")) && parse_connection(orphan, kNone)) return;
     // The version banner has no header: "NCCL version 2.11.4+cuda11.4" (maybe after a prefix).
-    const size_t v = line.find("NCCL version ");
     if (v != std::string_view::npos && !facts_.version) {
       std::string_view rest = line.substr(v + 13);
       rest = trim(rest.substr(0, rest.find(' ')));

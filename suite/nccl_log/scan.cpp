@@ -153,6 +153,15 @@ void add_unique(std::vector<std::string>& list, std::string_view value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.emplace_back(value);
 }
 
+Segment single_segment(std::string_view line, const Anchor& anchor) {
+  Segment seg;
+  seg.level = anchor.level;
+  const size_t start = read_header(line, anchor.at, anchor.level, seg);
+  seg.message = trim(line.substr(anchor.at + anchor.length));
+  seg.prefix = line.substr(0, start);
+  return seg;
+}
+
 void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& segments) {
   segments.clear();
   thread_local std::vector<Anchor> anchors;  // reused: no allocation per line

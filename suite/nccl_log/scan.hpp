@@ -43,6 +43,9 @@ using KnownHosts = std::set<std::string, std::less<>>;
 // `out` is cleared and refilled (its capacity is reused: no allocation per line).
 void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& out);
 
+// What split_segments gives for a line known (by the caller) to hold this one anchor only.
+Segment single_segment(std::string_view line, const Anchor& anchor);
+
 // The rank a launcher put in front of the line: Open MPI --tag-output "[1,N]<stdout>:", PyTorch
 // "[rankN]:", a bare "[N] " tag before the header, srun -l "N: ".
 std::optional<int> launcher_rank(std::string_view prefix);

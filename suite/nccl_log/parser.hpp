@@ -3,7 +3,6 @@
 // (Open MPI --tag-output, srun -l, torchrun, Ray, Python logging, timestamps), interleaved from many
 // ranks, duplicated, truncated or glued lines, CRLF, non-UTF-8 bytes. Memory grows with what the
 // log describes (ranks, distinct connections), not with its length.
-#include <array>
 #include <istream>
 #include <map>
 #include <unordered_map>
@@ -43,6 +42,9 @@ class alignas(64) Parser {
   LogFacts finish();
 
  private:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  // The caches keep short texts only, so that their memory stays bounded (a few MB) whatever the lines.
+  static constexpr size_t kMaxCachedBytes = 512;
 
   size_t process_for(const Segment& seg, std::optional<int> prefix_rank);
   void handle(const Segment& seg, size_t process);

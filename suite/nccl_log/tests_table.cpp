@@ -139,6 +139,7 @@ bool read_half(const Fields& t, size_t at, TestsHalf& h) {
   h.algbw_GBps = *alg;
   h.busbw_GBps = *bus;
   h.wrong_raw.assign(t[at + 3]);
+  h.wrong.reset();
   if (t[at + 3] != "N/A") {
     h.wrong = number(t[at + 3]);
     if (!h.wrong) return false;
@@ -148,14 +149,13 @@ bool read_half(const Fields& t, size_t at, TestsHalf& h) {
 
 }  // namespace
 
-std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, bool* partial) {
-  if (partial) *partial = false;
+RowStatus read_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, TestsRow& row) {
   Fields t;
   const size_t fields = split_fields(line, t);
-  if (fields < 3) return std::nullopt;
+  if (fields < 3) return RowStatus::not_a_row;
   auto size = unsigned_number(t[0]);
   auto count = unsigned_number(t[1]);
-  if (!size || !count || !is_word(t[2])) return std::nullopt;
+  if (!size || !count || !is_word(t[2])) return RowStatus::not_a_row;
   // The columns between type and time: 0 (oldest), 1 (redop or root) or 2 (redop and root).
   size_t extra = 0;
   if (has_redop || has_root) {
@@ -164,21 +164,24 @@ std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<boo
     extra = fields - 11;
   }
   const size_t needed = 3 + extra + 8;
-  if (fields < needed || extra > 2) {
-    if (partial) *partial = true;
-    return std::nullopt;
-  }
-  std::optional<TestsRow> row(std::in_place);
-  row->size = *size;
-  row->count = *count;
-  row->type.assign(t[2]);
+  if (fields < needed || extra > 2) return RowStatus::partial;
+  row.size = *size;
+  row.count = *count;
+  row.type.assign(t[2]);
   size_t at = 3;
-  if (extra == 2 || (extra == 1 && (has_redop.value_or(false) || (!has_root && !number(t[3]))))) row->redop.assign(t[at++]);
-  if (at < 3 + extra) row->root = to_int(t[at++]);  // an integer column; anything else is no root
-  if (!read_half(t, at, row->out_of_place) || !read_half(t, at + 4, row->in_place)) {
-    if (partial) *partial = true;
-    return std::nullopt;
-  }
+  row.redop.clear();
+  if (extra == 2 || (extra == 1 && (has_redop.value_or(false) || (!has_root && !number(t[3]))))) row.redop.assign(t[at++]);
+  row.root.reset();
+  if (at < 3 + extra) row.root = to_int(t[at++]);  // an integer column; anything else is no root
+  if (!read_half(t, at, row.out_of_place) || !read_half(t, at + 4, row.in_place)) return RowStatus::partial;
+  return RowStatus::row;
+}
+
+std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, bool* partial) {
+  TestsRow row;
+  const RowStatus status = read_tests_row(line, has_redop, has_root, row);
+  if (partial) *partial = status == RowStatus::partial;
+  if (status != RowStatus::row) return std::nullopt;
   return row;
 }
 
@@ -245,15 +248,15 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
     return;
   }
   if (comment) return;
-  bool partial = false;
-  auto row = parse_tests_row(s, has_redop_, has_root_, &partial);
-  if (row) {
+  // One row object, reused: most rows of a huge log are counted, not kept.
+  const RowStatus status = read_tests_row(s, has_redop_, has_root_, row_);
+  if (status == RowStatus::row) {
     auto& table = ensure();
-    if (table.wrong_column.empty()) table.wrong_column = (row->out_of_place.wrong_raw.find('e') != std::string::npos) ? "error" : "#wrong";
+    if (table.wrong_column.empty()) table.wrong_column = (row_.out_of_place.wrong_raw.find('e') != std::string::npos) ? "error" : "#wrong";
     if (table.rows.size() < kMaxTestsRows) {
-      row->file = file_;  // only for rows kept: a path is a heap string, and most rows of a huge log are counted, not kept
-      row->line_no = line_no;
-      table.rows.push_back(std::move(*row));
+      table.rows.push_back(row_);
+      table.rows.back().file = file_;
+      table.rows.back().line_no = line_no;
     } else {
       ++table.rows_dropped;
     }
@@ -261,7 +264,7 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
       if (!ranks_.empty()) table.nranks = static_cast<int>(ranks_.size());
       else if (gpus_per_process_) table.nranks = gpus_per_process_;
     }
-  } else if (partial && ensure().partial_row_lines.size() < kMaxTestsRows) {
+  } else if (status == RowStatus::partial && ensure().partial_row_lines.size() < kMaxTestsRows) {
     ensure().partial_row_lines.push_back(line_no);
   }
 }

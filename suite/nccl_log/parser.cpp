@@ -131,39 +131,13 @@ void Parser::add_line(std::string_view line, bool complete) {
       one_anchor = true;
     }
   }
-  if (one_anchor) segments_.assign(1, single_segment(line, anchor));  // no second search for anchors
-  else if (has_anchor) split_segments(line, known_hosts_, segments_);
-  else segments_.clear();
-  const auto& segments = segments_;
-  if (segments.empty()) {
-    tests_.add_line(line, line_no_);  // nccl-tests output never carries an NCCL header
-    // The first "NCCL_IB_DISABLE=" and "NCCL version " (as find() would give them), in one pass
-    // over the line's "NCCL"s, found from their rare 'L'.
-    size_t ib_disable = std::string_view::npos, v = std::string_view::npos;
-    for (size_t at = 3; at < line.size();) {
-      const void* l = std::memchr(line.data() + at, 'L', line.size() - at);
-      if (!l) break;
-      at = static_cast<size_t>(static_cast<const char*>(l) - line.data());
-      if (line[at - 1] == 'C' && line[at - 2] == 'C' && line[at - 3] == 'N') {
-        const std::string_view after = line.substr(at + 1);
-        if (ib_disable == std::string_view::npos && starts_with(after, "_IB_DISABLE=")) ib_disable = at - 3;
-        if (v == std::string_view::npos && starts_with(after, " version ")) v = at - 3;
-      }
-      ++at;
-    }
-    // The environment of the launch line: "-x NCCL_IB_DISABLE=1", "NCCL_IB_DISABLE=1 ./all_reduce_perf".
-    if (ib_disable != std::string_view::npos) facts_.net.ib_disabled = line.substr(ib_disable + 16, 1) != "0";
-    // A message whose header went to another line (interleaved output): still a connection.
-    const std::string_view orphan = trim(line);
-    if ((starts_with(orphan, "Ring ") || starts_with(orphan, "Channel ")) && parse_connection(orphan, kNone)) return;
-    // The version banner has no header: "NCCL version 2.11.4+cuda11.4" (maybe after a prefix).
-    if (v != std::string_view::npos && !facts_.version) {
-      std::string_view rest = line.substr(v + 13);
-      rest = trim(rest.substr(0, rest.find(' ')));
-      if (!rest.empty() && is_digit(rest.front())) facts_.version = std::string(rest);
-    }
+  if (!has_anchor) {
+    add_plain_line(line);
     return;
   }
+  if (one_anchor) segments_.assign(1, single_segment(line, anchor));  // no second search for anchors
+  else split_segments(line, known_hosts_, segments_);
+  const auto& segments = segments_;
   const auto prefix_rank = launcher_rank(segments.front().prefix);
   for (size_t i = 0; i < segments.size(); ++i) {
     const auto& seg = segments[i];
@@ -184,6 +158,37 @@ void Parser::add_line(std::string_view line, bool complete) {
       return;
     }
     handle(seg, process);
+  }
+}
+
+// A line without an NCCL header: nccl-tests output, the launch command, the version banner, a
+// message whose header went to another line.
+void Parser::add_plain_line(std::string_view line) {
+  tests_.add_line(line, line_no_);  // nccl-tests output never carries an NCCL header
+  // The first "NCCL_IB_DISABLE=" and "NCCL version " (as find() would give them), in one pass
+  // over the line's "NCCL"s, found from their rare 'L'.
+  size_t ib_disable = std::string_view::npos, v = std::string_view::npos;
+  for (size_t at = 3; at < line.size();) {
+    const void* l = std::memchr(line.data() + at, 'L', line.size() - at);
+    if (!l) break;
+    at = static_cast<size_t>(static_cast<const char*>(l) - line.data());
+    if (line[at - 1] == 'C' && line[at - 2] == 'C' && line[at - 3] == 'N') {
+      const std::string_view after = line.substr(at + 1);
+      if (ib_disable == std::string_view::npos && starts_with(after, "_IB_DISABLE=")) ib_disable = at - 3;
+      if (v == std::string_view::npos && starts_with(after, " version ")) v = at - 3;
+    }
+    ++at;
+  }
+  // The environment of the launch line: "-x NCCL_IB_DISABLE=1", "NCCL_IB_DISABLE=1 ./all_reduce_perf".
+  if (ib_disable != std::string_view::npos) facts_.net.ib_disabled = line.substr(ib_disable + 16, 1) != "0";
+  // A message whose header went to another line (interleaved output): still a connection.
+  const std::string_view orphan = trim(line);
+  if ((starts_with(orphan, "Ring ") || starts_with(orphan, "Channel ")) && parse_connection(orphan, kNone)) return;
+  // The version banner has no header: "NCCL version 2.11.4+cuda11.4" (maybe after a prefix).
+  if (v != std::string_view::npos && !facts_.version) {
+    std::string_view rest = line.substr(v + 13);
+    rest = trim(rest.substr(0, rest.find(' ')));
+    if (!rest.empty() && is_digit(rest.front())) facts_.version = std::string(rest);
   }
 }
 

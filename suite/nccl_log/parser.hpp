@@ -46,6 +46,7 @@ class alignas(64) Parser {
   // The caches keep short texts only, so that their memory stays bounded (a few MB) whatever the lines.
   static constexpr size_t kMaxCachedBytes = 512;
 
+  void add_plain_line(std::string_view line);
   size_t process_for(const Segment& seg, std::optional<int> prefix_rank);
   void handle(const Segment& seg, size_t process);
   bool parse_connection(std::string_view message, size_t process);

@@ -9,8 +9,6 @@
 namespace fabricproof::nccl {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
 // Reads digits at the front of s; advances s.
 std::optional<int> take_int(std::string_view& s) {
   size_t n = 0;

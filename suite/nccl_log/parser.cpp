@@ -17,21 +17,6 @@ constexpr size_t kHeaderSlots = 1024;
 constexpr size_t kLineSlots = 4096;
 constexpr size_t kMaxLine = 1 << 16;  // longer lines are cut: no input can make a line buffer grow without bound
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// Whether "CCL " occurs (the tail of any NCCL INFO/WARN anchor): memchr for the rare 'L', like
-// next_anchor; memmem's setup costs more than the search on a 50-byte message.
-bool contains_ccl(std::string_view s) {
-  for (size_t from = 2; from + 1 < s.size();) {
-    const void* l = std::memchr(s.data() + from, 'L', s.size() - from - 1);
-    if (!l) return false;
-    const size_t at = static_cast<size_t>(static_cast<const char*>(l) - s.data());
-    if (s[at - 1] == 'C' && s[at - 2] == 'C' && s[at + 1] == ' ') return true;
-    from = at + 1;
-  }
-  return false;
-}
-
 }  // namespace
 
 Parser::Parser(ParseOptions options) : options_(options) {}
@@ -110,12 +95,13 @@ void Parser::add_line(std::string_view line, bool complete) {
       if (line_slot->connection != kNone) ++facts_.connections[line_slot->connection].count;
       return;
     }
-    // A single INFO message whose header was read before: no need to read it again.
+    // A single INFO message whose header was read before: no need to read it again. (A second
+    // anchor, a header glued into the message, needs the full split.)
     size_t begin = anchor.at + anchor.length;
     while (begin < line.size() && (line[begin] == ' ' || line[begin] == '\t')) ++begin;
     const std::string_view rest = line.substr(begin);
-    // A second header glued into the message needs the full split; "CCL " finds any of them.
-    if (!rest.empty() && !contains_ccl(rest)) {
+    Anchor second;
+    if (!rest.empty() && !next_anchor(line, from, second)) {
       const HeaderSlot& slot = header_slot(line.substr(0, begin));
       if (slot.process != kNone && slot.bytes == line.substr(0, begin)) {
         Segment seg;

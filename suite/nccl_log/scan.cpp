@@ -8,7 +8,6 @@
 namespace fabricproof::nccl {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 constexpr size_t kMaxHost = 255;  // DNS names are shorter; a longer run is not a host name
 // Characters of a host name in a header; '<' and '>' appear in redacted names ("<cluster_name>").
 // A table: this runs for every byte of every host name read backwards from a header.

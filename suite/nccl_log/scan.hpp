@@ -51,6 +51,7 @@ Segment single_segment(std::string_view line, const Anchor& anchor);
 std::optional<int> launcher_rank(std::string_view prefix);
 
 // Small helpers shared by the parser.
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 std::optional<int> to_int(std::string_view digits);
 // Inline: called several times on every line (profiled: a call each cost more than the compare).
 inline std::string_view trim(std::string_view s) {

@@ -33,7 +33,7 @@ void Parser::merge(Parser&& next) {
   std::vector<size_t> process_map(next.facts_.processes.size());
   for (size_t i = 0; i < next.facts_.processes.size(); ++i) {
     auto& p = next.facts_.processes[i];
-    const std::string key = process_key(file_id_, p.pid ? *p.pid : (p.launcher_rank ? -2 - *p.launcher_rank : -1), p.cuda_dev.value_or(-1), p.host);
+    const std::string key = process_key(file_id_, pid_key(p.pid, p.launcher_rank), p.cuda_dev.value_or(-1), p.host);
     auto [it, inserted] = process_index_.emplace(key, facts_.processes.size());
     if (inserted) {
       facts_.processes.push_back(std::move(p));

@@ -33,8 +33,7 @@ void Parser::begin_file(std::string name) {
 
 size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
   if (!seg.has_host && !seg.cuda_dev) return kNone;
-  // Without pid the launcher rank is the best identity of a process (stripped headers).
-  const int pid = seg.pid ? *seg.pid : (prefix_rank ? -2 - *prefix_rank : -1);
+  const int pid = pid_key(seg.pid, prefix_rank);
   const int cuda_dev = seg.cuda_dev.value_or(-1);
   if (process_slots_.empty()) process_slots_.resize(kProcessSlots);
   ProcessSlot& slot = process_slots_[message_hash(seg.host, static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32 | static_cast<uint32_t>(cuda_dev)) & (kProcessSlots - 1)];
@@ -201,6 +200,11 @@ void Parser::remember_line(LineSlot* slot, std::string_view line) {
 Parser::HeaderSlot& Parser::header_slot(std::string_view bytes) {
   if (headers_.empty()) headers_.resize(kHeaderSlots);
   return headers_[message_hash(bytes, 0) & (kHeaderSlots - 1)];
+}
+
+int Parser::pid_key(std::optional<int> pid, std::optional<int> launcher_rank) {
+  // Without pid the launcher rank is the best identity of a process (stripped headers).
+  return pid ? *pid : (launcher_rank ? -2 - *launcher_rank : -1);
 }
 
 std::string Parser::process_key(int file_id, int pid, int cuda_dev, std::string_view host) const {

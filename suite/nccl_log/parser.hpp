@@ -54,6 +54,8 @@ class alignas(64) Parser {
   void note_rank(size_t process, int rank);
   void feed(std::string_view data);  // complete lines, plus a carried partial line
   std::string connection_key(const Connection& c) const;
+  // The pid part of a process key, shared by the lookup and the merge of parallel parts.
+  static int pid_key(std::optional<int> pid, std::optional<int> launcher_rank);
   std::string process_key(int file_id, int pid, int cuda_dev, std::string_view host) const;
   static void append_process_key(std::string& key, int file_id, int pid, int cuda_dev, std::string_view host);
 

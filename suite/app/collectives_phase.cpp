@@ -15,6 +15,7 @@
 #include "app/build_info.hpp"
 #include "collectives/sweep.hpp"
 #include "core/collective_rules.hpp"
+#include "mpi/exchange.hpp"
 #include "report/report.hpp"
 #if FABRICPROOF_HAVE_NCCL
 #include "collectives/nccl_engine.hpp"
@@ -102,15 +103,12 @@ std::string read_text(const std::string& path) {
   return buffer.str();
 }
 
-std::unique_ptr<collectives::Engine> make_engine(const Plan& plan, MPI_Comm group, int rank, uint64_t max_bytes, double timeout_s) {
+std::unique_ptr<collectives::Engine> make_engine(const Plan& plan, mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s) {
 #if FABRICPROOF_HAVE_NCCL
-  if (plan.engine == "nccl") return collectives::make_nccl_engine(group, plan.devices[static_cast<size_t>(rank)], max_bytes, timeout_s);
-#else
-  (void)plan;
-  (void)rank;
-  (void)timeout_s;
+  if (plan.engine == "nccl")
+    return collectives::make_nccl_engine(session, group, plan.devices[static_cast<size_t>(session.rank())], max_bytes, timeout_s);
 #endif
-  return collectives::make_mpi_engine(group, max_bytes);
+  return collectives::make_mpi_engine(session, group, max_bytes, timeout_s);
 }
 
 collectives::Usable usable_memory(const Plan& plan, int rank) {
@@ -144,35 +142,40 @@ std::pair<std::string, std::string> choose_collective_engine(const SweepOptions&
   return {FABRICPROOF_HAVE_NCCL && without_gpu.empty() ? "nccl" : "mpi", ""};
 }
 
-CollectivesOutcome run_collectives_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
+CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
                                          const Profile& profile, const std::function<void(const std::string&)>& progress,
-                                         const std::function<void(const json&)>& after_group) {
+                                         const std::function<void(const json&, bool group_done)>& after_group) {
   const auto& o = options.collectives;
-  const auto deadline = [&](double seconds) { return mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000)); };
+  const auto deadline = [&](double seconds) { return mpi::deadline_in(seconds); };
   std::string plan_text;
   if (session.is_root()) plan_text = json_text(json(make_plan(choose_collective_engine(o, cluster).first, cluster, session.size())));
-  auto shared = mpi::broadcast_from_root(session, plan_text, deadline(options.timeout_s));
-  if (!shared) throw std::runtime_error("the collectives plan did not reach every rank in time");
-  const auto plan = json::parse(*shared).get<Plan>();
+  const auto plan = json::parse(mpi::broadcast_from_root(session, plan_text, deadline(options.timeout_s), "the collectives plan")).get<Plan>();
 
   // The top size: what the tightest rank can hold in two buffers (send and receive).
   const auto usable = usable_memory(plan, session.rank());
-  uint64_t least = usable.bytes;
-  MPI_Allreduce(&usable.bytes, &least, 1, MPI_UINT64_T, MPI_MIN, session.world());
+  const uint64_t least = mpi::allreduce(session, session.world(), usable.bytes, MPI_MIN, deadline(options.timeout_s), "the memory each rank can use");
   const uint64_t max_elements = plan.engine == "mpi" ? static_cast<uint64_t>(INT_MAX) : UINT64_MAX / 8;
-  const auto clip = clip_max_bytes(o.min_bytes, o.max_bytes, o.factor, least, 2, max_elements, usable.why);
+  // Without --max-bytes the profile may bound the sweep (the lab's does: TCP between TCG VMs).
+  const bool profile_bound = !o.max_bytes_given && profile.collectives.max_bytes && *profile.collectives.max_bytes < o.max_bytes;
+  const uint64_t requested = profile_bound ? std::max(*profile.collectives.max_bytes, o.min_bytes) : o.max_bytes;
+  auto clip = clip_max_bytes(o.min_bytes, requested, o.factor, least, 2, max_elements, usable.why);
+  if (profile_bound && clip.reason.empty())
+    clip.reason = fmt::format("the profile's collectives.max_bytes ({} bytes) bounds the sweep; --max-bytes overrides it", requested);
   const auto sizes = sweep_sizes(o.min_bytes, clip.max_bytes, o.factor);
   if (sizes.empty()) throw std::runtime_error(fmt::format("no size of the sweep fits: {}", clip.reason));
   const std::string nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : "";
 
   CollectivesOutcome outcome;
   std::vector<CollResult> results;
+  const CollResult* running = nullptr;  // the sweep in progress, for the report written while it runs
   auto section = [&] {
+    json all = results;
+    if (running) all.push_back(*running);
     return json{{"engine", plan.engine},
                 {"options", o},
-                {"clip", {{"requested_max_bytes", o.max_bytes}, {"max_bytes", clip.max_bytes}, {"reason", clip.reason}}},
+                {"clip", {{"requested_max_bytes", requested}, {"max_bytes", clip.max_bytes}, {"reason", clip.reason}}},
                 {"groups", plan.groups},
-                {"results", results},
+                {"results", all},
                 {"scaling", scaling_table(results)},
                 {"nccl_logs", outcome.nccl_logs}};
   };
@@ -192,18 +195,39 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, const mpi::S
 
   for (const auto& group : plan.groups) {
     const bool member = std::binary_search(group.ranks.begin(), group.ranks.end(), session.rank());
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Comm_split(session.world(), member ? 0 : MPI_UNDEFINED, session.rank(), &comm);
+    const auto group_name = fmt::format("{} node(s), {} rank(s)", group.nodes, group.ranks.size());
+    session.set_step("collectives", "forming the group of " + group_name);
+    MPI_Comm comm = mpi::split(session, session.world(), member, deadline(o.timeout_s), "the group of " + group_name);
     if (member) {
-      auto engine = make_engine(plan, comm, session.rank(), clip.max_bytes, o.timeout_s);
+      auto engine = make_engine(plan, session, comm, clip.max_bytes, o.timeout_s);
       for (const auto& name : o.ops) {
-        collectives::SweepPlan sweep{*coll_op_from(name), *data_type_from(o.dtype), *reduce_op_from(o.redop), sizes, o.iters, o.warmup, o.in_place};
-        progress(fmt::format("collectives: {} ({}) on {} node(s), {} rank(s), {} {}", name, plan.engine, group.nodes, group.ranks.size(),
-                             o.dtype, reduces(sweep.op) ? o.redop : ""));
+        collectives::SweepPlan sweep{*coll_op_from(name), *data_type_from(o.dtype), *reduce_op_from(o.redop), sizes, o.iters, o.warmup,
+                                     o.in_place, o.timeout_s, fmt::format("{} on {}", name, group_name)};
+        session.set_step("collectives", sweep.label);
+        progress(fmt::format("collectives: {} ({}) on {}, {} {}", name, plan.engine, group_name, o.dtype, reduces(sweep.op) ? o.redop : ""));
         progress(coll_header_line());
-        auto result = collectives::run_sweep(*engine, comm, sweep, [&](const CollRow& row) { progress(coll_row_line(row)); });
+        CollResult result;
         result.nodes = group.nodes;
         result.hosts = group.hosts;
+        running = &result;
+        auto row_done = [&](const CollRow& row) {
+          progress(coll_row_line(row));
+          after_group(section(), false);
+        };
+        try {
+          collectives::run_sweep(session, *engine, comm, sweep, result, row_done);
+        } catch (const mpi::Lost&) {
+          engine->abandon();  // no finalize on a communicator whose peer is gone
+          running = nullptr;
+          if (session.is_root()) {  // the rows before the lost rank stay in the report
+            result.status = "error";
+            result.reason = "a rank of the group stopped answering";
+            results.push_back(std::move(result));
+            after_group(section(), true);
+          }
+          throw;
+        }
+        running = nullptr;
         if (result.status != "ok") progress(fmt::format("collectives: {} stopped: {}", name, result.reason));
         results.push_back(std::move(result));  // kept on rank 0 (the group's rank 0: groups start at its node)
         say_time_left();
@@ -212,20 +236,22 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, const mpi::S
       MPI_Comm_free(&comm);
     }
     // Ranks outside the group wait here (yielding the CPU) until rank 0 releases the next group.
-    if (!mpi::broadcast_from_root(session, "next", deadline(group_budget_s(o, sizes.size()))))
-      throw std::runtime_error(fmt::format("rank 0 did not finish the {}-node group in time", group.nodes));
-    if (session.is_root()) after_group(section());
+    session.set_step("collectives", "waiting for the group of " + group_name);
+    mpi::broadcast_from_root(session, "next", deadline(group_budget_s(o, sizes.size())), "the end of the group of " + group_name);
+    if (session.is_root()) after_group(section(), true);
   }
 
   if (plan.engine == "nccl") {  // every rank's NCCL_DEBUG log, kept next to the report
-    const auto logs = mpi::gather_to_root(session, read_text(nccl_log), deadline(options.timeout_s));
+    session.set_step("collectives", "gathering the NCCL logs");
+    const auto logs = mpi::gather_to_root(session, read_text(nccl_log), deadline(options.timeout_s), "gathering the NCCL logs");
+    logs.require_all(session, "gathering the NCCL logs");
     if (session.is_root()) {
       const auto dir = fs::path(options.out_dir) / "nccl-logs";
       fs::create_directories(dir);
-      for (size_t rank = 0; rank < logs.size(); ++rank) {
-        if (!logs[rank] || logs[rank]->empty()) continue;
+      for (size_t rank = 0; rank < logs.parts.size(); ++rank) {
+        if (!logs.parts[rank] || logs.parts[rank]->empty()) continue;
         const auto path = (dir / fmt::format("rank-{}.log", rank)).string();
-        if (write_file_atomic(path, *logs[rank]).empty()) outcome.nccl_logs.push_back(path);
+        if (write_file_atomic(path, *logs.parts[rank]).empty()) outcome.nccl_logs.push_back(path);
       }
     }
   }

@@ -25,11 +25,12 @@ struct CollectivesOutcome {
 
 // The scaling sweeps: groups of the first 1, 2, 4, ... and all nodes, each a sub-communicator,
 // every op of the options on each, with the engine rank 0 chooses. Every rank calls it; ranks
-// outside a group wait. Rank 0 prints rows as they complete and calls `after_group` with the section so far.
+// outside a group wait. Rank 0 prints rows as they complete and calls `after_group` with the
+// section so far: after each row (false) and after each group (true).
 // The outcome is meaningful on rank 0.
-CollectivesOutcome run_collectives_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
+CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
                                          const Profile& profile,
                                          const std::function<void(const std::string&)>& progress,
-                                         const std::function<void(const nlohmann::json&)>& after_group);
+                                         const std::function<void(const nlohmann::json&, bool group_done)>& after_group);
 
 }  // namespace fabricproof::app

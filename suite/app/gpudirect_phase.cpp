@@ -10,6 +10,7 @@
 #include "app/verbs_phase.hpp"
 #include "core/gpudirect_rules.hpp"
 #include "gpu/cuda_memory.hpp"
+#include "mpi/exchange.hpp"
 
 namespace fabricproof::app {
 namespace {
@@ -39,7 +40,7 @@ std::optional<int> closest_rank(const NodeFacts& node, const std::string& device
   return best_rank;
 }
 
-int this_rank_gpu(const mpi::Session& session) {
+int this_rank_gpu(mpi::Session& session) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return -1;
   return session.local_rank() % count;  // the GPU the inventory assigned to this rank
@@ -47,7 +48,7 @@ int this_rank_gpu(const mpi::Session& session) {
 
 }  // namespace
 
-GpudirectOutcome run_gpudirect_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
+GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
                                      const Profile& profile, const std::function<void(const std::string&)>& progress) {
   auto pair_ranks_by_gpu = [&](VerbsPlan& plan) {
     for (auto& e : plan.endpoints)
@@ -73,12 +74,13 @@ GpudirectOutcome run_gpudirect_phase(const RunOptions& options, const mpi::Sessi
   gethostname(host_name, sizeof(host_name) - 1);
   mine.host = host_name;
   if (device < 0) mine.gpu.reset();
-  const auto gathered = mpi::gather_to_root(session, json_text(json(mine)),
-                                            mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000)));
+  session.set_step("gpudirect", "gathering the registration paths");
+  const auto gathered = mpi::gather_to_root(session, json_text(json(mine)), mpi::deadline_in(options.timeout_s), "gathering the GPU registrations");
+  gathered.require_all(session, "gathering the GPU registrations");
   GpudirectOutcome outcome;
   if (!session.is_root()) return outcome;
   std::vector<GpuRegistration> registrations;
-  for (const auto& g : gathered)
+  for (const auto& g : gathered.parts)
     if (g) {
       auto r = json::parse(*g).get<GpuRegistration>();
       if (!r.path.empty() || !r.dmabuf.empty() || !r.peermem.empty()) registrations.push_back(r);  // ranks that drove an HCA

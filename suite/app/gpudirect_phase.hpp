@@ -22,7 +22,7 @@ struct GpudirectOutcome {
 // memory and then on GPU memory (plus SENDs into GPU memory, checked by a kernel on the receiving
 // GPU). Each HCA is driven by the rank whose GPU is closest to it (the node's hwloc topology), the
 // pairing NCCL would use. Every rank calls it; the outcome is meaningful on rank 0.
-GpudirectOutcome run_gpudirect_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
+GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
                                      const Profile& profile, const std::function<void(const std::string&)>& progress);
 
 }  // namespace fabricproof::app

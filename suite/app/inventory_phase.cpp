@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "app/build_info.hpp"
+#include "mpi/exchange.hpp"
 #include "probe/host.hpp"
 #include "topology/hwloc_topology.hpp"
 #if FABRICPROOF_HAVE_VERBS
@@ -34,7 +35,7 @@ void guarded(NodeFacts& node, const char* source, F&& f) {
 
 }  // namespace
 
-NodeFacts probe_this_rank(const RunOptions& options, const mpi::Session& session) {
+NodeFacts probe_this_rank(const RunOptions& options, mpi::Session& session) {
   NodeFacts node = probe::probe_node_files(options.root, /*read_vpd=*/session.local_rank() == 0);
   RankFacts rank;
   rank.rank = session.rank();
@@ -72,25 +73,23 @@ NodeFacts probe_this_rank(const RunOptions& options, const mpi::Session& session
   return node;
 }
 
-ClusterFacts gather_inventory(const RunOptions& options, const mpi::Session& session) {
-  const auto deadline = mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+ClusterFacts gather_inventory(const RunOptions& options, mpi::Session& session) {
+  const auto deadline = mpi::deadline_in(options.timeout_s);
   const NodeFacts mine = probe_this_rank(options, session);
-  const auto gathered = mpi::gather_to_root(session, json_text(nlohmann::json(mine)), deadline);
-  std::vector<std::optional<NodeFacts>> per_rank(gathered.size());
-  std::vector<int> silent;
+  session.set_step("inventory", "gathering every rank's inventory");
+  const auto gathered = mpi::gather_to_root(session, json_text(nlohmann::json(mine)), deadline, "gathering the inventories");
+  gathered.require_all(session, "gathering the inventories");
+  std::vector<std::optional<NodeFacts>> per_rank(gathered.parts.size());
   std::vector<ProbeError> garbled;
-  for (size_t r = 0; r < gathered.size(); ++r) {
-    if (!gathered[r]) {
-      silent.push_back(static_cast<int>(r));
-      continue;
-    }
+  for (size_t r = 0; r < gathered.parts.size(); ++r) {
     try {
-      per_rank[r] = nlohmann::json::parse(*gathered[r]).get<NodeFacts>();
+      per_rank[r] = nlohmann::json::parse(*gathered.parts[r]).get<NodeFacts>();
     } catch (const std::exception& e) {
       garbled.push_back({"rank " + std::to_string(r), std::string("unreadable inventory: ") + e.what()});
     }
   }
-  const auto offsets = mpi::clock_offsets(session, silent, deadline + std::chrono::seconds(10));
+  session.set_step("inventory", "measuring clock offsets against rank 0");
+  const auto offsets = mpi::clock_offsets(session, mpi::deadline_in(options.timeout_s));
   if (!session.is_root()) return {};
   ClusterFacts cluster = merge_rank_facts(per_rank);
   for (auto& node : cluster.nodes) {

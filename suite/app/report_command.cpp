@@ -9,6 +9,7 @@
 
 #include "core/profile.hpp"
 #include "report/compare.hpp"
+#include "report/finalize.hpp"
 #include "report/formats.hpp"
 #include "report/html.hpp"
 #include "report/junit.hpp"
@@ -38,8 +39,68 @@ std::optional<Report> load_report(const std::string& path, std::string& error) {
   }
 }
 
+namespace {
+
+std::string read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `report --finalize DIR|report.json`: the run ended without its last write. The report is
+// rewritten in place (report.json and the other formats already in its directory), or written
+// anew when rank 0 never wrote one. Exit 2; a report that is already final is left as it is and
+// its own exit code returned.
+int finalize_command(const ReportOptionsCli& options) {
+  namespace fs = std::filesystem;
+  const fs::path input = options.input;
+  const bool file = fs::is_regular_file(input) || input.extension() == ".json";  // else the run's --out directory
+  const fs::path dir = file ? (input.has_parent_path() ? input.parent_path() : fs::path(".")) : input;
+  const fs::path json_path = file ? input : input / "report.json";
+  const std::string status = options.launcher_status.empty() ? "the launcher ended abnormally" : options.launcher_status;
+  std::vector<LauncherLoss> losses;
+  if (!options.launcher_log.empty()) losses = parse_launcher_log(read_whole(options.launcher_log));
+  Report report;
+  std::string error;
+  if (fs::exists(json_path)) {
+    auto loaded = load_report(json_path.string(), error);
+    if (!loaded) {
+      std::cerr << "fabricproof report --finalize: " << error << "\n";
+      return 2;
+    }
+    report = *loaded;
+    if (report.finished) {
+      std::cout << json_path.string() << ": already final (" << to_string(report.verdict) << "); left as it is\n";
+      return exit_code_for(report.verdict);
+    }
+  } else {  // rank 0 never wrote one: the run died before its first write
+    report.started_at = "";
+    report.command = {"(unknown: the run wrote no report)"};
+    report.finished = false;
+    report.in_flight = InFlight{"start", "before rank 0 wrote its first report", ""};
+  }
+  finalize_report(report, status, losses, utc_timestamp());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::vector<std::string> formats = {"json"};
+  for (const auto& format : {"md", "html", "junit"})
+    if (fs::exists(dir / report_file_name(format)) || format == std::string("md")) formats.push_back(format);
+  for (const auto& format : formats)
+    if (auto written = write_file_atomic((dir / report_file_name(format)).string(), render_report_format(report, format)); !written.empty()) {
+      std::cerr << "fabricproof report --finalize: cannot write: " << written << "\n";
+      return 2;
+    }
+  std::cout << render_console_summary(report);
+  std::cout << "report finalised: " << json_path.string() << "\n";
+  return 2;
+}
+
+}  // namespace
+
 int render_report(const ReportOptionsCli& options) {
   namespace fs = std::filesystem;
+  if (options.finalize) return finalize_command(options);
   const auto fail = [&](const std::string& why) {
     std::cerr << "fabricproof report: " << why << "\n";
     return 2;
@@ -70,6 +131,14 @@ int compare_reports_command(const CompareOptionsCli& options) {
     std::cerr << "fabricproof compare: " << error << "\n";
     return 2;
   }
+  // An unfinished run has no verdict to compare: nothing may pass against it or because of it.
+  for (const auto& [path, report] : {std::pair{options.baseline, &*baseline}, std::pair{options.next, &*next}})
+    if (!report->finished) {
+      std::cerr << "fabricproof compare: " << path << ": the run has not finished (in flight: "
+                << (report->in_flight ? report->in_flight->phase + ": " + report->in_flight->step : std::string("unknown"))
+                << "); finalise it (fabricproof report --finalize) or rerun\n";
+      return 2;
+    }
   // The comparison as a report of its own: the same writers render it (console, Markdown, JUnit).
   Report result;
   result.started_at = next->started_at;

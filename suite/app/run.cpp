@@ -12,6 +12,7 @@
 #include "app/inventory_phase.hpp"
 #include "core/inventory_rules.hpp"
 #include "core/profile.hpp"
+#include "mpi/exchange.hpp"
 #include "nccl_log/audit.hpp"
 #include "nccl_log/parser.hpp"
 #include "report/formats.hpp"
@@ -39,7 +40,15 @@ struct RunState {
   ClusterFacts cluster{};  // rank 0
   Report report{};         // rank 0
   std::vector<std::string> nccl_logs{};  // rank 0: --nccl-logs, then the logs the NCCL sweeps captured
+  SteadyClock::time_point last_in_flight_write{};
+  SteadyClock::time_point phase_started = SteadyClock::now();
+  std::string write_error{};  // rank 0: the last report write that failed
 };
+
+// How long rank 0's roll call waits for answers after a wait timed out, and how long the other
+// ranks wait for rank 0 to end the job before they end it themselves (rank 0 is then the lost one).
+constexpr double kRollCallSeconds = 10;
+constexpr double kAwaitRootSeconds = 60;
 
 // A phase every rank runs together. `skip_reason` (rank 0, after the inventory) returns why the
 // phase cannot run on this cluster, or "" to run it; the decision is broadcast to every rank.
@@ -57,9 +66,8 @@ void say(const RunState& s, const std::string& line) {
     std::cout << "[fabricproof] " << line << std::endl;
 }
 
-std::string write_report(const std::string& out_dir, const std::vector<std::string>& formats, Report& report) {
-  report.finished_at = utc_timestamp();
-  report.verdict = report.overall();
+// report.json first, then the other formats; the first error, "" when all were written.
+std::string write_report_files(const std::string& out_dir, const std::vector<std::string>& formats, const Report& report) {
   std::string error = write_file_atomic((fs::path(out_dir) / "report.json").string(), render_report_format(report, "json"));
   for (const auto& format : formats)
     if (error.empty() && format != "json")
@@ -67,9 +75,38 @@ std::string write_report(const std::string& out_dir, const std::vector<std::stri
   return error;
 }
 
-mpi::Clock::time_point deadline_of(const RunOptions& o) {
-  return mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
+// Every write but the last says "incomplete" (Report::finished); only the final one carries the
+// run's verdict and finished_at. A failed write is remembered: the run then exits 2.
+void write_report(RunState& s, bool final) {
+  auto& report = s.report;
+  report.finished = final;
+  report.verdict = report.overall();
+  if (final) {
+    report.finished_at = utc_timestamp();
+    report.in_flight.reset();
+  }
+  const auto error = write_report_files(s.options.out_dir, s.options.formats, report);
+  if (!error.empty()) {
+    std::cerr << "fabricproof: cannot write the report: " << error << "\n";
+    s.write_error = error;
+  }
 }
+
+// Rank 0: the step in flight goes into report.json as it starts, so that a job killed from outside
+// still says where it was. A new phase, round or sweep is written at once, the sizes within a
+// sweep at most four times a second.
+void note_step(RunState& s, const std::string& phase, const std::string& step, bool major) {
+  s.report.in_flight = InFlight{phase, step, utc_timestamp()};
+  const auto now = SteadyClock::now();
+  if (!major && now - s.last_in_flight_write < std::chrono::milliseconds(250)) return;
+  s.last_in_flight_write = now;
+  s.report.finished = false;
+  s.report.verdict = s.report.overall();
+  const auto error = write_file_atomic((fs::path(s.options.out_dir) / "report.json").string(), render_report_format(s.report, "json"));
+  if (!error.empty()) s.write_error = error;
+}
+
+mpi::Clock::time_point deadline_of(const RunOptions& o) { return mpi::deadline_in(o.timeout_s); }
 
 int nodes_with_active_port(const ClusterFacts& cluster, const Profile& profile) {
   int count = 0;
@@ -105,7 +142,7 @@ void run_verbs(RunState& s, PhaseRecord& record) {
   auto progress = [&](const std::string& line) { say(s, line); };
   auto after_round = [&](const VerbsSection& section) {
     s.report.sections["verbs"] = verbs_section_json(section);
-    write_report(s.options.out_dir, s.options.formats, s.report);
+    write_report(s, false);
   };
   auto outcome = run_verbs_phase(s.options, s.session, s.cluster, s.profile, progress, after_round);
   if (!s.session.is_root()) return;
@@ -138,9 +175,11 @@ void run_gpudirect(RunState& s, PhaseRecord& record) {
 
 void run_collectives(RunState& s, PhaseRecord& record) {
   auto progress = [&](const std::string& line) { say(s, line); };
-  auto after_group = [&](const nlohmann::json& section) {
+  // After each group the report is written; after each row the section is only updated, and
+  // reaches report.json with the next step in flight (note_step).
+  auto after_group = [&](const nlohmann::json& section, bool group_done) {
     s.report.sections["collectives"] = section;
-    write_report(s.options.out_dir, s.options.formats, s.report);
+    if (group_done) write_report(s, false);
   };
   auto outcome = run_collectives_phase(s.options, s.session, s.cluster, s.profile, progress, after_group);
   if (!s.session.is_root()) return;
@@ -202,7 +241,9 @@ bool wanted(const RunOptions& o, const std::string& phase) {
 
 void run_inventory(RunState& s) {
   const auto started = SteadyClock::now();
+  s.phase_started = started;
   say(s, fmt::format("inventory: probing {} rank(s)", s.session.size()));
+  s.session.set_step("inventory", "probing the nodes");
   s.cluster = gather_inventory(s.options, s.session);
   if (!s.session.is_root()) return;
   PhaseRecord record{"inventory", Verdict::pass, "", 0};
@@ -218,13 +259,117 @@ void run_inventory(RunState& s) {
     record.verdict = Verdict::skip;
     record.reason = "not selected with --phases (facts gathered, rules not evaluated)";
   }
-  if (!s.cluster.missing_ranks.empty()) {
-    record.verdict = Verdict::error;
-    record.reason = fmt::format("{} rank(s) did not answer within {} s", s.cluster.missing_ranks.size(), s.options.timeout_s);
-  }
   record.duration_s = std::chrono::duration<double>(SteadyClock::now() - started).count();
   s.report.phases.push_back(record);
   say(s, fmt::format("inventory: {} node(s), {} finding(s), {}", s.cluster.nodes.size(), s.report.findings.size(), to_string(record.verdict)));
+}
+
+// A wait on other ranks timed out (mpi::Lost). Rank 0 asks every rank what it is doing, names
+// the ranks that do not answer (rank, host, phase, step) in an error finding, writes the final
+// report and ends the job: the silent ranks would never reach MPI_Finalize. The other ranks keep
+// answering the roll call until rank 0 ends the job; if it does not, rank 0 is the one that is
+// lost, and they end the job themselves, saying so (the launcher wrapper then finalises the report).
+[[noreturn]] void end_lost(RunState& s, const mpi::Lost& lost) {
+  auto& session = s.session;
+  const std::string phase = session.phase(), step = session.step();
+  if (!session.is_root()) {
+    std::cerr << fmt::format("fabricproof: {}: {}; waiting for rank 0 to end the job\n", session.rank_label(session.rank()), lost.what());
+    mpi::await_root(session, mpi::deadline_in(kAwaitRootSeconds));
+    std::cerr << "fabricproof: lost-rank: "
+              << json_text(nlohmann::json{{"rank", 0}, {"host", session.host_of(0)}, {"phase", phase}, {"step", step},
+                                          {"seen_by", session.rank()}, {"reason", "rank 0 did not end the job after: " + std::string(lost.what())}})
+              << std::endl;
+    session.abort(2);
+  }
+  const auto answers = mpi::roll_call(session, mpi::deadline_in(kRollCallSeconds));
+  std::vector<int> silent = lost.silent();
+  nlohmann::json doing = nlohmann::json::object();
+  for (const auto& a : answers) {
+    if (!a.doing && std::find(silent.begin(), silent.end(), a.rank) == silent.end()) silent.push_back(a.rank);
+    if (a.doing) doing[std::to_string(a.rank)] = *a.doing;
+  }
+  std::sort(silent.begin(), silent.end());
+  std::string names;
+  for (int r : silent) {
+    names += (names.empty() ? "" : ", ") + session.rank_label(r);
+    s.report.findings.push_back(
+        {"rank_lost", session.rank_label(r), Verdict::error,
+         {{"rank", r}, {"host", session.host_of(r)}, {"phase", phase}, {"step", step}, {"what", lost.what()}},
+         "an answer within the deadline",
+         "every rank answers every exchange within its deadline (--timeout, --verbs-timeout, --collective-timeout)",
+         "This rank stopped answering: check its host first (is the process stopped or gone, the node up, dmesg, the management "
+         "network). Results from this step on are missing; rerun after fixing it."});
+  }
+  if (silent.empty())
+    s.report.findings.push_back({"exchange_timeout", phase, Verdict::error, {{"step", step}, {"what", lost.what()}, {"ranks_doing", doing}},
+                                 "the exchange completes within its deadline",
+                                 "every exchange completes within its deadline (--timeout, --verbs-timeout, --collective-timeout)",
+                                 "Every rank still answers, but the exchange did not complete in time: compare what each rank was doing "
+                                 "(measured.ranks_doing); a step slower than its deadline needs a larger timeout."});
+  const std::string reason = silent.empty() ? fmt::format("{} (every rank still answers)", lost.what())
+                                            : fmt::format("{} stopped answering during {}{}", names, phase, step.empty() ? "" : ": " + step);
+  auto record = std::find_if(s.report.phases.begin(), s.report.phases.end(), [&](const PhaseRecord& p) { return p.name == phase; });
+  if (record == s.report.phases.end()) record = s.report.phases.insert(s.report.phases.end(), PhaseRecord{phase, Verdict::error, reason, 0});
+  record->verdict = Verdict::error;
+  record->reason = reason;
+  record->duration_s = std::chrono::duration<double>(SteadyClock::now() - s.phase_started).count();
+  for (const auto& later : phases())  // the phases after it are listed, so that none seems forgotten
+    if (std::none_of(s.report.phases.begin(), s.report.phases.end(), [&](const PhaseRecord& p) { return p.name == later.name; }))
+      s.report.phases.push_back({later.name, Verdict::skip, "not run: the run ended at " + phase, 0});
+  write_report(s, true);
+  if (!s.options.quiet) std::cout << render_console_summary(s.report);
+  std::cout << "report: " << (fs::path(s.options.out_dir) / "report.json").string() << "\n";
+  std::cerr << "fabricproof: " << reason << "; ending the job" << std::endl;
+  session.abort(2);
+}
+
+void run_phases(RunState& s) {
+  auto& session = s.session;
+  const auto& options = s.options;
+  run_inventory(s);
+  if (session.is_root()) write_report(s, false);
+
+  for (const auto& phase : phases()) {
+    std::string reason;
+    if (session.is_root()) reason = wanted(options, phase.name) ? phase.skip_reason(s) : "not selected with --phases";
+    const auto decision = mpi::broadcast_from_root(session, reason, deadline_of(options), "the decision to run " + std::string(phase.name));
+    PhaseRecord record{phase.name, Verdict::skip, decision, 0};
+    s.phase_started = SteadyClock::now();
+    if (decision.empty() && phase.run) {
+      say(s, fmt::format("{}: starting", phase.name));
+      session.set_step(phase.name, "starting");
+      try {
+        phase.run(s, record);
+      } catch (const mpi::Lost&) {
+        throw;  // not a phase error: the run ends (end_lost)
+      } catch (const std::exception& e) {  // the phase boundary: an adapter's typed error ends the phase, not the run
+        record.verdict = Verdict::error;
+        record.reason = fmt::format("rank {}: {}", session.rank(), e.what());
+        std::cerr << "fabricproof: phase " << phase.name << ": " << record.reason << "\n";
+      }
+    }
+    if (!session.is_root()) continue;
+    record.duration_s = std::chrono::duration<double>(SteadyClock::now() - s.phase_started).count();
+    s.report.phases.push_back(record);
+    say(s, record.verdict == Verdict::skip ? fmt::format("{}: skipped: {}", phase.name, record.reason)
+                                           : fmt::format("{}: {} ({})", phase.name, to_string(record.verdict), record.reason));
+    write_report(s, false);
+  }
+  session.set_step("end", "sharing the exit code");
+}
+
+void print_summary(const RunState& s, int code) {
+  const auto report_path = (fs::path(s.options.out_dir) / "report.json").string();
+  if (s.options.json_lines) {
+    nlohmann::json counts = nlohmann::json::object();
+    for (const auto& f : s.report.findings) counts[std::string(to_string(f.verdict))] = counts.value(std::string(to_string(f.verdict)), 0) + 1;
+    std::cout << json_text(nlohmann::json{{"event", "summary"}, {"time", utc_timestamp()}, {"verdict", to_string(s.report.verdict)},
+                                          {"findings", counts}, {"exit_code", code}, {"report", report_path}})
+              << std::endl;
+  } else {
+    std::cout << render_console_summary(s.report);
+    std::cout << "report: " << report_path << "\n";
+  }
 }
 
 }  // namespace
@@ -232,6 +377,7 @@ void run_inventory(RunState& s) {
 int run(const RunOptions& options, const std::vector<std::string>& command, mpi::Session& session) {
   RunState s{options, session, default_profile(), true};
   s.nccl_logs = options.nccl_logs;
+  std::string out_error;
   if (session.is_root()) {
     s.report.started_at = utc_timestamp();
     s.report.command = command;
@@ -248,72 +394,32 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
       }
     }
     s.report.profile = {{"name", s.profile_ok ? s.profile.name : options.profile}, {"origin", s.profile.origin}, {"document", s.profile.effective}};
-    std::error_code ec;
-    fs::create_directories(options.out_dir, ec);
-    if (ec) std::cerr << "fabricproof: --out " << options.out_dir << ": " << ec.message() << "\n";
+    // Before any measurement: a report that cannot be written would make the whole run worthless.
+    out_error = check_output_directory(options.out_dir);
+    if (!out_error.empty()) std::cerr << "fabricproof: --out " << out_error << "\n";
+    session.set_step_listener([&s](const std::string& phase, const std::string& step, bool major) { note_step(s, phase, step, major); });
   }
-  // Rank 0 shares the profile so that every rank runs the phases with the same thresholds.
-  auto shared = mpi::broadcast_from_root(session, json_text(nlohmann::json{{"ok", s.profile_ok}, {"profile", s.profile.effective}}), deadline_of(options));
-  if (!shared) {
-    std::cerr << "fabricproof: rank " << session.rank() << ": rank 0 did not send the run plan in time\n";
-    return 2;
-  }
-
-  run_inventory(s);
-  std::string write_error;
-  if (session.is_root()) write_error = write_report(options.out_dir, options.formats, s.report);
-
-  for (const auto& phase : phases()) {
-    std::string reason;
-    if (session.is_root()) reason = wanted(options, phase.name) ? phase.skip_reason(s) : "not selected with --phases";
-    auto decision = mpi::broadcast_from_root(session, reason, deadline_of(options));
-    if (!decision) return 2;
-    PhaseRecord record{phase.name, Verdict::skip, *decision, 0};
-    const auto started = SteadyClock::now();
-    if (decision->empty() && phase.run) {
-      say(s, fmt::format("{}: starting", phase.name));
-      try {
-        phase.run(s, record);
-      } catch (const std::exception& e) {  // the phase boundary: an adapter's typed error ends the phase, not the run
-        record.verdict = Verdict::error;
-        record.reason = fmt::format("rank {}: {}", session.rank(), e.what());
-        std::cerr << "fabricproof: phase " << phase.name << ": " << record.reason << "\n";
-      }
+  try {
+    session.set_step("start", "waiting for every rank to start");
+    mpi::share_hosts(session, deadline_of(options));
+    // Rank 0 shares the profile, so that every rank runs the phases with the same thresholds, and
+    // whether the run can go on at all.
+    const auto shared = nlohmann::json::parse(mpi::broadcast_from_root(
+        session, json_text(nlohmann::json{{"ok", s.profile_ok}, {"profile", s.profile.effective}, {"out_error", out_error}}),
+        deadline_of(options), "the run plan"));
+    if (!shared.at("out_error").get<std::string>().empty()) return 2;
+    run_phases(s);
+    int code = 0;
+    if (session.is_root()) {
+      write_report(s, true);
+      code = s.write_error.empty() ? exit_code_for(s.report.verdict) : 2;
+      print_summary(s, code);
     }
-    if (!session.is_root()) continue;
-    record.duration_s = std::chrono::duration<double>(SteadyClock::now() - started).count();
-    s.report.phases.push_back(record);
-    say(s, record.verdict == Verdict::skip ? fmt::format("{}: skipped: {}", phase.name, record.reason)
-                                           : fmt::format("{}: {} ({})", phase.name, to_string(record.verdict), record.reason));
-    write_error = write_report(options.out_dir, options.formats, s.report);
+    const auto shared_code = mpi::broadcast_from_root(session, std::to_string(code), deadline_of(options), "the exit code");
+    return std::stoi(shared_code);
+  } catch (const mpi::Lost& lost) {
+    end_lost(s, lost);
   }
-
-  int code = 0;
-  if (session.is_root()) {
-    code = exit_code_for(s.report.verdict);
-    if (!write_error.empty()) {
-      std::cerr << "fabricproof: cannot write the report: " << write_error << "\n";
-      code = 2;
-    }
-    const auto report_path = (fs::path(options.out_dir) / "report.json").string();
-    if (options.json_lines) {
-      nlohmann::json counts = nlohmann::json::object();
-      for (const auto& f : s.report.findings) counts[std::string(to_string(f.verdict))] = counts.value(std::string(to_string(f.verdict)), 0) + 1;
-      std::cout << json_text(nlohmann::json{{"event", "summary"}, {"time", utc_timestamp()}, {"verdict", to_string(s.report.verdict)},
-                                            {"findings", counts}, {"exit_code", code}, {"report", report_path}})
-                << std::endl;
-    } else {
-      std::cout << render_console_summary(s.report);
-      std::cout << "report: " << report_path << "\n";
-    }
-  }
-  if (session.is_root() && !s.cluster.missing_ranks.empty()) {
-    // The silent ranks will never reach MPI_Finalize; the report is written, so end the job.
-    std::cerr << "fabricproof: ending the job: ranks did not answer\n";
-    session.abort(code);
-  }
-  auto shared_code = mpi::broadcast_from_root(session, std::to_string(code), deadline_of(options));
-  return shared_code ? std::stoi(*shared_code) : 2;
 }
 
 int write_error_report(const std::string& out_dir, const std::vector<std::string>& command, const std::string& id,
@@ -326,7 +432,9 @@ int write_error_report(const std::string& out_dir, const std::vector<std::string
   report.phases.push_back({"inventory", Verdict::error, "not started: " + message, 0});
   std::error_code ec;
   fs::create_directories(out_dir, ec);
-  const auto error = write_report(out_dir, {"json", "md", "html"}, report);
+  report.finished_at = utc_timestamp();
+  report.verdict = report.overall();
+  const auto error = write_report_files(out_dir, {"json", "md", "html"}, report);
   if (!error.empty()) std::cerr << "fabricproof: cannot write the report: " << error << "\n";
   return 2;
 }

@@ -7,27 +7,24 @@
 
 #include "core/verbs_plan.hpp"
 #include "core/verbs_rules.hpp"
+#include "mpi/exchange.hpp"
 #include "verbs/pair.hpp"
 
 namespace fabricproof::app {
 namespace {
 
 using nlohmann::json;
-constexpr int kTagVerbsBase = 1000;  // + task id: a stale message of an aborted pair never matches another
 
-// verbs::Channel over MPI point-to-point between the two ranks of a pair, with deadlines.
+// verbs::Channel over MPI point-to-point between the two ranks of a pair, with deadlines. A peer
+// that does not answer is the pair's error (PeerTimeout), not the run's: the round's gather then
+// finds out whether the rank itself is lost.
 class MpiChannel : public verbs::Channel {
  public:
-  MpiChannel(MPI_Comm comm, int peer, int tag, double timeout_s) : comm_(comm), peer_(peer), tag_(tag), timeout_s_(timeout_s) {}
+  MpiChannel(mpi::Session& session, int peer, int tag, double timeout_s) : session_(session), peer_(peer), tag_(tag), timeout_s_(timeout_s) {}
 
   void send(const std::string& message) override {
-    MPI_Request request;
-    MPI_Isend(message.data(), static_cast<int>(message.size()), MPI_CHAR, peer_, tag_, comm_, &request);
-    if (!mpi::wait_until(request, mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(timeout_s_ * 1000)))) {
-      MPI_Cancel(&request);
-      MPI_Request_free(&request);
+    if (!mpi::send_to(session_, peer_, tag_, message, mpi::deadline_in(timeout_s_)))
       throw verbs::PeerTimeout(fmt::format("rank {} took no message for {} s", peer_, timeout_s_));
-    }
   }
 
   std::string receive(verbs::Clock::time_point deadline) override {
@@ -39,19 +36,15 @@ class MpiChannel : public verbs::Channel {
   }
 
   std::optional<std::string> poll() override {
-    int flag = 0;
-    MPI_Status status;
-    MPI_Iprobe(peer_, tag_, comm_, &flag, &status);
-    if (!flag) return std::nullopt;
-    int count = 0;
-    MPI_Get_count(&status, MPI_CHAR, &count);
-    std::string message(static_cast<size_t>(count), '\0');
-    MPI_Recv(message.data(), count, MPI_CHAR, peer_, tag_, comm_, MPI_STATUS_IGNORE);
-    return message;
+    try {
+      return mpi::try_receive(session_, peer_, tag_);
+    } catch (const mpi::Lost& e) {  // the peer stopped in the middle of its message
+      throw verbs::PeerTimeout(e.what());
+    }
   }
 
  private:
-  MPI_Comm comm_;
+  mpi::Session& session_;
   int peer_;
   int tag_;
   double timeout_s_;
@@ -89,16 +82,44 @@ double round_budget(const VerbsPlan& plan, int round) {
   return busiest * (steps * per_step + 4 * o.timeout_s) + 60;
 }
 
+// "node1/rxe0 <-> node2/rxe0, node3/rxe0 <-> node4/rxe0": the pairs of a round, for the step in flight.
+std::string round_pairs(const VerbsPlan& plan, int round) {
+  std::string text;
+  for (const auto& t : plan.tasks)
+    if (t.round == round && t.skip_reason.empty())
+      text += (text.empty() ? "" : ", ") + plan.endpoints[t.a].label() + " <-> " + plan.endpoints[t.b].label();
+  return text.empty() ? "no pair to measure" : text;
+}
+
+// The result of `task`: as its reporting rank sent it, or error / not-measured cells saying why not.
+PairResult result_of(const VerbsPlan& plan, const VerbsTask& task, const std::vector<PairResult>& results) {
+  auto found = std::find_if(results.begin(), results.end(), [&](const PairResult& r) { return r.task == task.id; });
+  if (found != results.end()) return *found;
+  PairResult r;  // skipped by plan, or its reporting rank never answered
+  r.task = task.id;
+  r.round = task.round;
+  r.a = task.a;
+  r.b = task.b;
+  r.tests = planned_results(plan.options, task.a, task.b);
+  const std::string why =
+      task.skip_reason.empty() ? fmt::format("rank {} did not report this pair in time", plan.endpoints[task.a].rank) : task.skip_reason;
+  for (auto& t : r.tests) {
+    t.status = task.skip_reason.empty() ? "error" : "not_measured";
+    t.reason = why;
+  }
+  return r;
+}
+
 }  // namespace
 
-VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, const mpi::Session& session, const ClusterFacts& cluster,
+VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
                                   const Profile& profile, const std::function<void(const std::string&)>& progress,
                                   const std::function<void(const VerbsSection&)>& after_round) {
   verbs::HostMemoryProvider memory;
   return run_verbs_matrix(options, options.verbs, session, cluster, profile, memory, nullptr, "verbs", progress, after_round);
 }
 
-VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions& verbs_options, const mpi::Session& session,
+VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions& verbs_options, mpi::Session& session,
                                    const ClusterFacts& cluster, const Profile& profile, verbs::MemoryProvider& memory,
                                    const std::function<void(VerbsPlan&)>& adjust, const std::string& name,
                                    const std::function<void(const std::string&)>& progress,
@@ -110,9 +131,10 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions
     if (adjust) adjust(planned);
     plan_text = json_text(json(planned));
   }
-  auto shared = mpi::broadcast_from_root(session, plan_text, mpi::Clock::now() + std::chrono::seconds(static_cast<long>(options.timeout_s)));
-  if (!shared) throw std::runtime_error("the verbs plan did not reach every rank in time");
-  const auto plan = json::parse(*shared).get<VerbsPlan>();
+  const auto plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), name + ": the plan"))
+                        .get<VerbsPlan>();
+  // One tag per task, fresh for this matrix: a late message of an aborted pair never matches another.
+  const int first_tag = session.next_tags(static_cast<int>(plan.tasks.size()));
   auto& section = outcome.section;
   section.options = plan.options;
   section.endpoints = plan.endpoints;
@@ -121,6 +143,7 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions
   const auto phase_start = mpi::Clock::now();
   for (int round = 0; round < plan.rounds; ++round) {
     const auto round_start = mpi::Clock::now();
+    session.set_step(name, fmt::format("round {} of {}: {}", round + 1, plan.rounds, round_pairs(plan, round)));
     json mine = json::array();
     for (const auto& task : plan.tasks) {  // in task order on every rank: no two ranks wait on each other in a cycle
       if (task.round != round || !task.skip_reason.empty()) continue;
@@ -136,7 +159,7 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions
       pair.self = plan.endpoints[pair.self_index];
       pair.peer = plan.endpoints[pair.peer_index];
       pair.sysfs_root = options.root;
-      MpiChannel channel(session.world(), pair.peer.rank, kTagVerbsBase + task.id, plan.options.timeout_s);
+      MpiChannel channel(session, pair.peer.rank, first_tag + task.id, plan.options.timeout_s);
       auto result = verbs::run_pair(pair, channel, memory);
       if (!is_a) continue;
       PairResult r;
@@ -149,38 +172,25 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions
       mine.push_back(r);
     }
     const auto deadline = round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000));
-    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline);
-    // The round barrier: nobody starts the next round while a peer may still be in this one.
-    if (!mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30)))
-      throw std::runtime_error(fmt::format("rank 0 did not release round {} in time", round + 2));
-    if (!session.is_root()) continue;
-    std::vector<PairResult> results;
-    for (const auto& part : gathered)
-      if (part)
-        for (const auto& r : json::parse(*part)) results.push_back(r.get<PairResult>());
-    for (const auto& task : plan.tasks) {
-      if (task.round != round) continue;
-      auto found = std::find_if(results.begin(), results.end(), [&](const PairResult& r) { return r.task == task.id; });
-      PairResult r;
-      if (found != results.end()) {
-        r = *found;
-      } else {  // skipped by plan, or its reporting rank never answered
-        r.task = task.id;
-        r.round = task.round;
-        r.a = task.a;
-        r.b = task.b;
-        r.tests = planned_results(plan.options, task.a, task.b);
-        const std::string why = task.skip_reason.empty()
-                                    ? fmt::format("rank {} did not report this pair in time", plan.endpoints[task.a].rank)
-                                    : task.skip_reason;
-        for (auto& t : r.tests) {
-          t.status = task.skip_reason.empty() ? "error" : "not_measured";
-          t.reason = why;
-        }
+    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline, fmt::format("{}: round {} results", name, round + 1));
+    if (session.is_root()) {
+      std::vector<PairResult> results;
+      for (const auto& part : gathered.parts)
+        if (part)
+          for (const auto& r : json::parse(*part)) results.push_back(r.get<PairResult>());
+      for (const auto& task : plan.tasks) {
+        if (task.round != round) continue;
+        auto r = result_of(plan, task, results);
+        progress(fmt::format("{}: round {} of {}: {}", name, round + 1, plan.rounds, describe(section, r)));
+        section.pairs.push_back(std::move(r));
       }
-      progress(fmt::format("{}: round {} of {}: {}", name, round + 1, plan.rounds, describe(section, r)));
-      section.pairs.push_back(std::move(r));
     }
+    // The results so far reach the report before a silent rank ends the run.
+    if (session.is_root() && !gathered.silent.empty()) after_round(section);
+    gathered.require_all(session, fmt::format("{}: round {} of {} ({})", name, round + 1, plan.rounds, round_pairs(plan, round)));
+    // The round barrier: nobody starts the next round while a peer may still be in this one.
+    mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30), fmt::format("{}: the end of round {}", name, round + 1));
+    if (!session.is_root()) continue;
     after_round(section);
     if (round + 1 < plan.rounds) {  // long matrices: how much is left, from the rounds so far
       const double done_s = std::chrono::duration<double>(mpi::Clock::now() - phase_start).count();

@@ -99,10 +99,14 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   audit->add_flag("--expect-gdr", cl.audit.expect_gdr, "Warn when RDMA connections do not use GPUDirect (GDRDMA)");
 
   auto* report = app.add_subcommand("report", "Re-render a saved report.json (no MPI needed)");
-  report->add_option("report", cl.report.input, "The report.json to render")->required()->check(CLI::ExistingFile);
+  report->add_option("report", cl.report.input, "The report.json to render (with --finalize also its directory)")->required();
   report->add_option("--format", cl.report.formats, "Formats, comma-separated: json, md, html, junit (md,html,junit)")
       ->delimiter(',')->check(CLI::IsMember(kReportFormats));
   report->add_option("-o,--out", cl.report.out_dir, "Directory for report.md / report.html / junit.xml / report.json (default: beside the input)");
+  report->add_flag("--finalize", cl.report.finalize,
+                   "The run ended without its last write (killed, a node lost): mark its report as the error it is, in place; exit 2");
+  report->add_option("--launcher-log", cl.report.launcher_log, "With --finalize: what mpirun or srun printed (names the lost ranks and nodes)");
+  report->add_option("--launcher-status", cl.report.launcher_status, "With --finalize: how the launcher ended (e.g. 'mpirun exited 137')");
 
   auto* compare = app.add_subcommand("compare", "Compare a report with a baseline (re-validation after a hardware swap)");
   compare->add_option("baseline", cl.compare.baseline, "The baseline report.json (e.g. the factory run)")->required()->check(CLI::ExistingFile);
@@ -167,6 +171,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     if (!size_or_error(bw_size, "--verbs-size", v.bw_bytes) || !size_or_error(lat_size, "--verbs-lat-size", v.lat_bytes)) return cl;
     if (gid_index >= 0) v.gid_index = gid_index;
     if (!size_or_error(min_bytes, "--min-bytes", c.min_bytes) || !size_or_error(max_bytes, "--max-bytes", c.max_bytes)) return cl;
+    c.max_bytes_given = !max_bytes.empty();
     if (c.min_bytes > c.max_bytes) {
       cl.exit_code = 2;
       cl.message = "command line: --min-bytes is larger than --max-bytes";

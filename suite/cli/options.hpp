@@ -34,9 +34,12 @@ struct AuditOptionsCli {
 };
 
 struct ReportOptionsCli {
-  std::string input;                                 // a saved report.json
+  std::string input;                                 // a saved report.json (or its directory with --finalize)
   std::vector<std::string> formats = {"md", "html", "junit"};  // of json, md, html, junit
   std::string out_dir;                               // default: the input's directory
+  bool finalize = false;        // mark an unfinished run's report as ended in error
+  std::string launcher_log;     // what mpirun/srun printed (lost ranks and nodes)
+  std::string launcher_status;  // how the launcher ended, e.g. "mpirun exited 137"
 };
 
 struct CompareOptionsCli {

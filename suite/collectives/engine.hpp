@@ -2,7 +2,8 @@
 // The collective engine interface the sweep harness drives: an engine owns its buffers and its
 // communicator for one group of ranks; the harness owns sizes, timing agreement and rows.
 // Engines report errors as text instead of throwing, so that every rank of the group still reaches
-// the harness's agreement step (no exception crosses an MPI collective; design.md).
+// the harness's agreement step (no exception crosses an MPI collective; design.md). The one
+// exception is mpi::Lost: a wait on another rank passed its deadline, and the run ends.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include <mpi.h>
 
 #include "core/collective_model.hpp"
+#include "mpi/session.hpp"
 
 namespace fabricproof::collectives {
 
@@ -32,10 +34,13 @@ class Engine {
   virtual std::string run(const CollCall& call, int calls, double* seconds) = 0;
   // Counts output elements that differ from the expected result.
   virtual std::string count_wrong(const CollCall& call, uint64_t* wrong) = 0;
+  // The run is ending after mpi::Lost: give up the communicator without waiting on any peer.
+  virtual void abandon() {}
 };
 
-// MPI collectives on host memory: a host-network baseline that runs everywhere.
-std::unique_ptr<Engine> make_mpi_engine(MPI_Comm group, uint64_t max_bytes);
+// MPI collectives on host memory: a host-network baseline that runs everywhere. Each call is the
+// non-blocking form polled against `timeout_s` (mpi::Lost when a rank of the group stops answering).
+std::unique_ptr<Engine> make_mpi_engine(mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s);
 
 // Memory a rank may use for an engine's buffers, and where the figure comes from.
 struct Usable {

@@ -6,6 +6,7 @@
 
 #include "collectives/engine.hpp"
 #include "core/collective_pattern.hpp"
+#include "mpi/exchange.hpp"
 
 namespace fabricproof::collectives {
 namespace {
@@ -31,7 +32,8 @@ std::string mpi_error(const char* call, int code) {
 
 class MpiEngine : public Engine {
  public:
-  MpiEngine(MPI_Comm group, uint64_t max_bytes) : comm_(group), send_(max_bytes), recv_(max_bytes) {
+  MpiEngine(mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s)
+      : session_(session), comm_(group), timeout_s_(timeout_s), buffers_(std::make_shared<Buffers>(max_bytes)) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &ranks_);
     // Errors come back as codes (and then as a row's error) instead of ending the job.
@@ -69,18 +71,28 @@ class MpiEngine : public Engine {
   }
 
  private:
+  // One call: the non-blocking form, waited for with the deadline (a busy poll: it is timed).
   std::string call_once(const CollCall& c) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (auto error = post(c, &request); !error.empty()) return error;
+    mpi::wait_all(session_, &request, 1, mpi::deadline_in(timeout_s_), fmt::format("MPI {} of {} elements", to_string(c.op), c.chunk),
+                  buffers_, mpi::Poll::busy);
+    return "";
+  }
+
+  std::string post(const CollCall& c, MPI_Request* request) {
     const auto type = mpi_type(c.dtype);
     const int chunk = static_cast<int>(c.chunk);  // clipped to INT_MAX elements by the plan
-    void* in = c.in_place ? MPI_IN_PLACE : send_.data();
-    void* out = recv_.data();
+    void* in = c.in_place ? MPI_IN_PLACE : send_data();
+    void* out = recv_data();
     switch (c.op) {
-      case CollOp::allreduce: return mpi_error("MPI_Allreduce", MPI_Allreduce(in, out, chunk, type, mpi_op(c.redop), comm_));
-      case CollOp::allgather: return mpi_error("MPI_Allgather", MPI_Allgather(in, chunk, type, out, chunk, type, comm_));
+      case CollOp::allreduce: return mpi_error("MPI_Iallreduce", MPI_Iallreduce(in, out, chunk, type, mpi_op(c.redop), comm_, request));
+      case CollOp::allgather: return mpi_error("MPI_Iallgather", MPI_Iallgather(in, chunk, type, out, chunk, type, comm_, request));
       case CollOp::reduce_scatter:
-        return mpi_error("MPI_Reduce_scatter_block", MPI_Reduce_scatter_block(send_.data(), out, chunk, type, mpi_op(c.redop), comm_));
-      case CollOp::broadcast: return mpi_error("MPI_Bcast", MPI_Bcast(out, chunk, type, 0, comm_));
-      case CollOp::alltoall: return mpi_error("MPI_Alltoall", MPI_Alltoall(send_.data(), chunk, type, out, chunk, type, comm_));
+        return mpi_error("MPI_Ireduce_scatter_block",
+                         MPI_Ireduce_scatter_block(send_data(), out, chunk, type, mpi_op(c.redop), comm_, request));
+      case CollOp::broadcast: return mpi_error("MPI_Ibcast", MPI_Ibcast(out, chunk, type, 0, comm_, request));
+      case CollOp::alltoall: return mpi_error("MPI_Ialltoall", MPI_Ialltoall(send_data(), chunk, type, out, chunk, type, comm_, request));
     }
     return "unknown collective";
   }
@@ -92,9 +104,9 @@ class MpiEngine : public Engine {
   std::string fill_as(const CollCall& c) {
     const uint64_t in_count = coll_input_elements(c.op, c.chunk, ranks_);
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    auto* out = reinterpret_cast<T*>(recv_.data());
+    auto* out = reinterpret_cast<T*>(recv_data());
     std::memset(out, 0, out_count * sizeof(T));
-    T* in = reinterpret_cast<T*>(send_.data());
+    T* in = reinterpret_cast<T*>(send_data());
     if (c.in_place) in = out + coll_in_place_offset(c.op, rank_, c.chunk);
     if (c.op == CollOp::broadcast) {
       if (rank_ != 0) return "";
@@ -107,19 +119,30 @@ class MpiEngine : public Engine {
   template <typename T>
   uint64_t wrong_as(const CollCall& c) const {
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    return coll_count_wrong(reinterpret_cast<const T*>(recv_.data()), out_count, c.op, c.redop, rank_, ranks_, c.chunk);
+    return coll_count_wrong(reinterpret_cast<const T*>(recv_data()), out_count, c.op, c.redop, rank_, ranks_, c.chunk);
   }
 
+  mpi::Session& session_;
   MPI_Comm comm_;
+  double timeout_s_;
   int rank_ = 0;
   int ranks_ = 1;
-  std::vector<std::byte> send_;
-  std::vector<std::byte> recv_;
+  // Shared with the session: a call given up at its deadline may still write into them.
+  struct Buffers {
+    explicit Buffers(uint64_t bytes) : send(bytes), recv(bytes) {}
+    std::vector<std::byte> send, recv;
+  };
+  std::shared_ptr<Buffers> buffers_;
+  std::byte* send_data() { return buffers_->send.data(); }
+  std::byte* recv_data() { return buffers_->recv.data(); }
+  const std::byte* recv_data() const { return buffers_->recv.data(); }
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> make_mpi_engine(MPI_Comm group, uint64_t max_bytes) { return std::make_unique<MpiEngine>(group, max_bytes); }
+std::unique_ptr<Engine> make_mpi_engine(mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s) {
+  return std::make_unique<MpiEngine>(session, group, max_bytes, timeout_s);
+}
 
 Usable usable_host_memory(int ranks_on_node) {
   // Half of what the kernel can hand out now, shared by the node's ranks: the rest stays for the

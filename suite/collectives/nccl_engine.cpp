@@ -9,6 +9,7 @@
 
 #include "core/collective_pattern.hpp"
 #include "kernels/collective.hpp"
+#include "mpi/exchange.hpp"
 
 namespace fabricproof::collectives {
 namespace {
@@ -32,16 +33,23 @@ std::string cuda_error(const char* call, cudaError_t e) {
 
 class NcclEngine : public Engine {
  public:
-  NcclEngine(MPI_Comm group, int device, uint64_t max_bytes, double timeout_s) : timeout_(std::chrono::duration<double>(timeout_s)) {
+  NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s)
+      : timeout_(std::chrono::duration<double>(timeout_s)) {
     MPI_Comm_rank(group, &rank_);
     MPI_Comm_size(group, &ranks_);
-    error_ = setup(group, device, max_bytes);
+    error_ = setup(session, group, device, max_bytes);
   }
 
   ~NcclEngine() override {
-    if (comm_) {  // a clean communicator: finalize (non-blocking: until done), then free
-      if (ncclCommFinalize(comm_) == ncclInProgress) settle("ncclCommFinalize");
-      ncclCommDestroy(comm_);
+    if (comm_) {
+      // A clean communicator: finalize (non-blocking: until done), then free. One that did not
+      // finalize is not quiescent: abort it, as nccl-tests' testStreamSynchronize does.
+      const ncclResult_t r = ncclCommFinalize(comm_);
+      const bool finalized = r == ncclSuccess || (r == ncclInProgress && settle("ncclCommFinalize").empty());
+      if (finalized)
+        ncclCommDestroy(comm_);
+      else
+        ncclCommAbort(comm_);
     }
     if (start_) cudaEventDestroy(start_);
     if (stop_) cudaEventDestroy(stop_);
@@ -79,6 +87,12 @@ class NcclEngine : public Engine {
     return "";
   }
 
+  void abandon() override {
+    if (comm_) ncclCommAbort(comm_);
+    comm_ = nullptr;
+    error_ = "abandoned";
+  }
+
   std::string count_wrong(const CollCall& c, uint64_t* wrong) override {
     if (!error_.empty()) return error_;
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
@@ -86,20 +100,26 @@ class NcclEngine : public Engine {
   }
 
  private:
-  std::string setup(MPI_Comm group, int device, uint64_t max_bytes) {
+  // CUDA resources of this rank; "" or the first error.
+  std::string allocate(int device, uint64_t max_bytes) {
     if (auto e = cuda_error("cudaSetDevice", cudaSetDevice(device)); !e.empty()) return e;
     if (auto e = cuda_error("cudaMalloc", cudaMalloc(&send_, max_bytes)); !e.empty()) return e;
     if (auto e = cuda_error("cudaMalloc", cudaMalloc(&recv_, max_bytes)); !e.empty()) return e;
     if (auto e = cuda_error("cudaStreamCreate", cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); !e.empty()) return e;
     if (auto e = cuda_error("cudaEventCreate", cudaEventCreate(&start_)); !e.empty()) return e;
-    if (auto e = cuda_error("cudaEventCreate", cudaEventCreate(&stop_)); !e.empty()) return e;
+    return cuda_error("cudaEventCreate", cudaEventCreate(&stop_));
+  }
+
+  std::string setup(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes) {
+    std::string mine = allocate(device, max_bytes);
     ncclUniqueId id{};
-    ncclResult_t got = rank_ == 0 ? ncclGetUniqueId(&id) : ncclSuccess;
-    // The id goes out even when it failed, so that no rank waits for it; the error is agreed below.
-    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, group);
-    int ok = got == ncclSuccess, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, group);
-    if (!all_ok) return fmt::format("ncclGetUniqueId failed on the group's rank 0 ({})", ncclGetErrorString(got));
+    if (rank_ == 0 && mine.empty())
+      if (const ncclResult_t got = ncclGetUniqueId(&id); got != ncclSuccess) mine = fmt::format("ncclGetUniqueId: {}", ncclGetErrorString(got));
+    // Every rank makes both calls whatever failed locally, so that no rank waits for another that
+    // gave up; a CUDA or NCCL error of any rank is agreed, and then no rank creates the communicator.
+    const auto deadline = mpi::deadline_in(timeout_.count());
+    mpi::broadcast_bytes(session, group, &id, sizeof(id), 0, deadline, "the NCCL unique id");
+    if (auto agreed = mpi::agree_on_error(session, group, mine, deadline); !agreed.empty()) return agreed;
     // Non-blocking: init and every later call return at once and are polled against a deadline.
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
@@ -189,8 +209,8 @@ class NcclEngine : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_nccl_engine(MPI_Comm group, int device, uint64_t max_bytes, double timeout_s) {
-  return std::make_unique<NcclEngine>(group, device, max_bytes, timeout_s);
+std::unique_ptr<Engine> make_nccl_engine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s) {
+  return std::make_unique<NcclEngine>(session, group, device, max_bytes, timeout_s);
 }
 
 Usable usable_gpu_memory(int device, int ranks_on_device) {

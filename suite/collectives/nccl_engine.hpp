@@ -7,8 +7,8 @@ namespace fabricproof::collectives {
 // One communicator over `group` (the unique id travels over MPI) on CUDA device `device`, with
 // send and receive buffers of `max_bytes`. Every wait polls ncclCommGetAsyncError against
 // `timeout_s` and aborts the communicator on an error or at the deadline; an engine whose set-up
-// failed returns that error from every call.
-std::unique_ptr<Engine> make_nccl_engine(MPI_Comm group, int device, uint64_t max_bytes, double timeout_s);
+// failed (on any rank of the group: the error is agreed) returns that error from every call.
+std::unique_ptr<Engine> make_nccl_engine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s);
 
 // Free memory of CUDA device `device` (cudaMemGetInfo), shared by `ranks_on_device` ranks.
 Usable usable_gpu_memory(int device, int ranks_on_device);

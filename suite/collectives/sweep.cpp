@@ -2,58 +2,42 @@
 
 #include <fmt/format.h>
 
-#include <array>
-#include <cstring>
+#include "core/units.hpp"
+#include "mpi/exchange.hpp"
 
 namespace fabricproof::collectives {
 namespace {
-
-// The first error of any rank in the group, as "rank N: text", on every rank ("" when none).
-std::string agree_on_error(MPI_Comm group, const std::string& mine) {
-  int rank = 0, failed = mine.empty() ? 0 : 1, any = 0;
-  MPI_Comm_rank(group, &rank);
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, group);
-  if (!any) return "";
-  // The lowest failing rank tells its error to everybody.
-  int candidate = failed ? rank : INT32_MAX, first = 0;
-  MPI_Allreduce(&candidate, &first, 1, MPI_INT, MPI_MIN, group);
-  std::array<char, 512> text{};
-  if (rank == first) std::strncpy(text.data(), mine.c_str(), text.size() - 1);
-  MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, first, group);
-  return fmt::format("rank {} of the group: {}", first, text.data());
-}
 
 struct Measured {
   CollTiming timing;
   std::string error;
 };
 
-Measured measure(Engine& engine, MPI_Comm group, const SweepPlan& plan, const CollCall& call, uint64_t bytes, int ranks) {
+Measured measure(mpi::Session& s, Engine& engine, MPI_Comm group, const SweepPlan& plan, const CollCall& call, uint64_t bytes, int ranks) {
+  const auto deadline = [&] { return mpi::deadline_in(plan.timeout_s); };
   double seconds = 0, ignored = 0;
   uint64_t wrong = 0;
   std::string error = engine.fill(call);
   if (error.empty() && plan.warmup > 0) error = engine.run(call, plan.warmup, &ignored);
-  if (auto agreed = agree_on_error(group, error); !agreed.empty()) return {{}, agreed};
-  MPI_Barrier(group);
+  if (auto agreed = mpi::agree_on_error(s, group, error, deadline()); !agreed.empty()) return {{}, agreed};
+  mpi::barrier(s, group, deadline(), "the barrier before the timed calls");
   error = engine.run(call, plan.iters, &seconds);
   if (error.empty()) error = engine.fill(call);
   if (error.empty()) error = engine.run(call, 1, &ignored);
   if (error.empty()) error = engine.count_wrong(call, &wrong);
-  if (auto agreed = agree_on_error(group, error); !agreed.empty()) return {{}, agreed};
-  double slowest = 0;
-  uint64_t wrong_total = 0;
-  MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, group);
-  MPI_Allreduce(&wrong, &wrong_total, 1, MPI_UINT64_T, MPI_SUM, group);
+  if (auto agreed = mpi::agree_on_error(s, group, error, deadline()); !agreed.empty()) return {{}, agreed};
+  const double slowest = mpi::allreduce(s, group, seconds, MPI_MAX, deadline(), "the slowest rank's time");
+  const uint64_t wrong_total = mpi::allreduce(s, group, wrong, MPI_SUM, deadline(), "the count of wrong elements");
   return {coll_timing(call.op, bytes, ranks, slowest / std::max(plan.iters, 1), wrong_total), ""};
 }
 
 }  // namespace
 
-CollResult run_sweep(Engine& engine, MPI_Comm group, const SweepPlan& plan, const std::function<void(const CollRow&)>& row_done) {
+void run_sweep(mpi::Session& session, Engine& engine, MPI_Comm group, const SweepPlan& plan, CollResult& result,
+               const std::function<void(const CollRow&)>& row_done) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(group, &rank);
   MPI_Comm_size(group, &ranks);
-  CollResult result;
   result.engine = engine.name();
   result.op = std::string(to_string(plan.op));
   result.ranks = ranks;
@@ -65,10 +49,11 @@ CollResult run_sweep(Engine& engine, MPI_Comm group, const SweepPlan& plan, cons
     row.count = call_elements(plan.op, bytes, plan.dtype, ranks);
     row.dtype = std::string(to_string(plan.dtype));
     row.redop = reduces(plan.op) ? std::string(to_string(plan.redop)) : "none";
-    auto out = measure(engine, group, plan, call, row.bytes, ranks);
+    session.set_step("collectives", fmt::format("{}: {} ({} bytes)", plan.label, format_size(row.bytes), row.bytes), false);
+    auto out = measure(session, engine, group, plan, call, row.bytes, ranks);
     if (out.error.empty() && plan.in_place && engine.supports_in_place(plan.op)) {
       call.in_place = true;
-      auto in = measure(engine, group, plan, call, row.bytes, ranks);
+      auto in = measure(session, engine, group, plan, call, row.bytes, ranks);
       if (!in.error.empty()) out.error = in.error;
       row.in_place = in.timing;
     }
@@ -79,10 +64,9 @@ CollResult run_sweep(Engine& engine, MPI_Comm group, const SweepPlan& plan, cons
     }
     row.out_of_place = out.timing;
     result.rows.push_back(row);
+    result.peak_busbw_GBps = peak_busbw(result.rows);
     if (rank == 0 && row_done) row_done(row);
   }
-  result.peak_busbw_GBps = peak_busbw(result.rows);
-  return result;
 }
 
 }  // namespace fabricproof::collectives

@@ -1,6 +1,7 @@
 #pragma once
 // The sweep harness: one engine, one group of ranks, every size of the plan, out-of-place and
-// in-place, warm-up, timed calls and a verified call, like nccl-tests. Engine-agnostic.
+// in-place, warm-up, timed calls and a verified call, like nccl-tests. Engine-agnostic; every wait
+// on the other ranks of the group goes through suite/mpi with the plan's deadline.
 #include <functional>
 #include <vector>
 
@@ -16,13 +17,17 @@ struct SweepPlan {
   int iters = 20;
   int warmup = 5;
   bool in_place = true;
+  double timeout_s = 120;  // any wait on the other ranks of the group
+  std::string label;       // "allreduce on 2 node(s)": the step in flight, with the size
 };
 
 // Every rank of `group` calls it. Per size and form: fill, warm-up calls, a barrier, the timed
 // calls (time = the slowest rank's), then fill again, one call and a count of wrong elements (sum
-// over ranks). The first error on any rank ends the sweep for all of them: the result then has
-// status "error" and the rows completed before. Meaningful on the group's rank 0, which also gets
-// `row_done` after each size.
-CollResult run_sweep(Engine& engine, MPI_Comm group, const SweepPlan& plan, const std::function<void(const CollRow&)>& row_done);
+// over ranks). The first error on any rank ends the sweep for all of them: `result` then has
+// status "error" and the rows completed before. `result` is filled as the sweep goes, so that the
+// rows before an mpi::Lost are kept. Meaningful on the group's rank 0, which also gets `row_done`
+// after each size.
+void run_sweep(mpi::Session& session, Engine& engine, MPI_Comm group, const SweepPlan& plan, CollResult& result,
+               const std::function<void(const CollRow&)>& row_done);
 
 }  // namespace fabricproof::collectives

@@ -55,6 +55,7 @@ struct SweepOptions {
   std::string redop = "sum";
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 8ull << 30;
+  bool max_bytes_given = false;  // --max-bytes on the command line (else the profile may bound it)
   double factor = 2;
   int iters = 20;
   int warmup = 5;

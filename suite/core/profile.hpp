@@ -63,6 +63,7 @@ struct Profile {
     double busbw_efficiency = 0.88;      // of NICs x rate / 8 (the seed: 22 of 25 GB/s)
     double busbw_efficiency_fail = 0.7;
     double scaling_drop_factor = 5.0;    // 1-node busbw / 2-node busbw at the top size: "RDMA not used"
+    std::optional<uint64_t> max_bytes;   // the sweep's top size when --max-bytes is not given (null: 8G)
   } collectives;
   struct Compare {
     double regression = 0.05;  // `compare`: a figure worse than the baseline by more than this fails

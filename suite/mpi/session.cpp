@@ -1,24 +1,13 @@
 #include "mpi/session.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <limits>
-#include <thread>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 
 namespace fabricproof::mpi {
-namespace {
-
-constexpr int kTagGather = 101;
-constexpr int kTagClock = 102;
-
-double wall_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
-}
-
-}  // namespace
 
 Session::Session(int* argc, char*** argv) {
   int initialized = 0;
@@ -32,14 +21,37 @@ Session::Session(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
-  MPI_Comm_rank(local, &local_rank_);
-  MPI_Comm_size(local, &local_size_);
-  MPI_Comm_free(&local);
+  // Local: no other rank takes part (MPI_Comm_split_type would be a blocking collective).
+  const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (local_rank && local_size) {
+    local_rank_ = std::atoi(local_rank);
+    local_size_ = std::atoi(local_size);
+  } else {
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &local_rank_);
+    MPI_Comm_size(local, &local_size_);
+    MPI_Comm_free(&local);
+  }
+  void* ub = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+  if (found && ub) tag_ub_ = *static_cast<int*>(ub);
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  host_ = name;
+  hosts_.assign(static_cast<size_t>(size_), "");
+  hosts_[static_cast<size_t>(rank_)] = host_;
+  if (const char* inject = std::getenv("FABRICPROOF_INJECT")) inject_ = inject;
 }
 
 Session::~Session() {
+  {
+    std::lock_guard lock(watch_mutex_);
+    watch_stop_ = true;
+  }
+  if (watchdog_.joinable()) watchdog_.join();
   if (finalize_) MPI_Finalize();
 }
 
@@ -52,99 +64,101 @@ std::string Session::library_version() const {
   return version;
 }
 
-void Session::abort(int code) const { MPI_Abort(MPI_COMM_WORLD, code); std::abort(); }
+std::string Session::host_of(int rank) const {
+  return rank >= 0 && static_cast<size_t>(rank) < hosts_.size() ? hosts_[static_cast<size_t>(rank)] : "";
+}
 
-bool wait_until(MPI_Request& request, Clock::time_point deadline, MPI_Status* status) {
-  int done = 0;
+std::string Session::rank_label(int rank) const {
+  const auto host = host_of(rank);
+  return host.empty() ? fmt::format("rank {} (host unknown)", rank) : fmt::format("rank {} ({})", rank, host);
+}
+
+void Session::set_step(const std::string& phase, const std::string& step, bool major) {
+  phase_ = phase;
+  step_ = step;
+  if (listener_) listener_(phase_, step_, major);
+  if (!inject_.empty()) inject_fault_at_step();
+}
+
+void Session::inject_fault_at_step() {
+  const auto first = inject_.find(':'), last = inject_.rfind(':');
+  if (first == std::string::npos || last == first) return;
+  if (std::atoi(inject_.substr(0, first).c_str()) != rank_) return;
+  if (doing().find(inject_.substr(first + 1, last - first - 1)) == std::string::npos) return;
+  const std::string action = inject_.substr(last + 1);
+  inject_.clear();
+  std::fprintf(stderr, "fabricproof: rank %d: FABRICPROOF_INJECT: %s at \"%s\"\n", rank_, action.c_str(), doing().c_str());
+  std::fflush(stderr);
+  if (action == "stop") raise(SIGSTOP);
+  if (action == "kill") raise(SIGKILL);
+  if (action == "exit") std::_Exit(3);
+}
+
+std::string Session::doing() const { return step_.empty() ? phase_ : phase_ + ": " + step_; }
+
+int Session::next_tags(int count) {
+  const int window = tag_ub_ - kTagSequenceBase;
+  if (tag_seq_ + count > window) tag_seq_ = 0;  // after ~2^31 exchanges (Open MPI's tag_ub)
+  const int first = kTagSequenceBase + tag_seq_;
+  tag_seq_ += count;
+  return first;
+}
+
+void Session::abandon(MPI_Request request, std::shared_ptr<void> buffer) { abandoned_.push_back({request, std::move(buffer)}); }
+
+void Session::answer_roll_call() {
+  if (is_root()) return;
+  const auto now = Clock::now();
+  if (now - last_roll_check_ < std::chrono::milliseconds(20)) return;
+  last_roll_check_ = now;
   for (;;) {
-    MPI_Test(&request, &done, status);
-    if (done) return true;
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-}
-
-std::vector<std::optional<std::string>> gather_to_root(const Session& s, const std::string& mine, Clock::time_point deadline) {
-  if (!s.is_root()) {
-    MPI_Request request;
-    MPI_Isend(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, 0, kTagGather, s.world(), &request);
-    if (!wait_until(request, deadline)) MPI_Cancel(&request);
-    return {};
-  }
-  std::vector<std::optional<std::string>> all(static_cast<size_t>(s.size()));
-  all[0] = mine;
-  // Receive in whatever order ranks deliver; a slow rank does not hold up the others.
-  int pending = s.size() - 1;
-  while (pending > 0 && Clock::now() <= deadline) {
     int flag = 0;
-    MPI_Status status;
-    MPI_Iprobe(MPI_ANY_SOURCE, kTagGather, s.world(), &flag, &status);
-    if (!flag) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-      continue;
-    }
-    int count = 0;
-    MPI_Get_count(&status, MPI_CHAR, &count);
-    std::string payload(static_cast<size_t>(count), '\0');
-    MPI_Recv(payload.data(), count, MPI_CHAR, status.MPI_SOURCE, kTagGather, s.world(), MPI_STATUS_IGNORE);
-    all[static_cast<size_t>(status.MPI_SOURCE)] = std::move(payload);
-    --pending;
+    MPI_Iprobe(0, kTagRollCall, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    if (!flag) return;
+    int id = 0;
+    MPI_Recv(&id, 1, MPI_INT, 0, kTagRollCall, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    // "id<TAB>what I am doing"; the buffer lives until the job ends (a roll call happens once).
+    auto answer = std::make_shared<std::string>(fmt::format("{}\t{}", id, doing()));
+    MPI_Request request;
+    MPI_Isend(answer->data(), static_cast<int>(answer->size()), MPI_CHAR, 0, kTagRollAnswer, MPI_COMM_WORLD, &request);
+    abandon(request, answer);
   }
-  return all;
 }
 
-std::optional<std::string> broadcast_from_root(const Session& s, const std::string& value, Clock::time_point deadline) {
-  uint64_t length = value.size();
-  MPI_Request request;
-  MPI_Ibcast(&length, 1, MPI_UINT64_T, 0, s.world(), &request);
-  if (!wait_until(request, deadline)) return std::nullopt;
-  std::string out = s.is_root() ? value : std::string(length, '\0');
-  if (length > static_cast<uint64_t>(std::numeric_limits<int>::max())) return std::nullopt;
-  MPI_Ibcast(out.data(), static_cast<int>(length), MPI_CHAR, 0, s.world(), &request);
-  if (!wait_until(request, deadline)) return std::nullopt;
-  return out;
+void Session::abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();
 }
 
-std::vector<double> clock_offsets(const Session& s, const std::vector<int>& skip, Clock::time_point deadline) {
-  constexpr int kRounds = 8;
-  std::vector<double> offsets(static_cast<size_t>(s.size()), 0.0);
-  auto skipped = [&](int r) { return std::find(skip.begin(), skip.end(), r) != skip.end(); };
-  if (!s.is_root()) {
-    if (skipped(s.rank())) return offsets;
-    for (int i = 0; i < kRounds; ++i) {
-      double ping = 0;
-      MPI_Request request;
-      MPI_Irecv(&ping, 1, MPI_DOUBLE, 0, kTagClock, s.world(), &request);
-      if (!wait_until(request, deadline)) {
-        MPI_Cancel(&request);
-        return offsets;
-      }
-      double now = wall_seconds();
-      MPI_Send(&now, 1, MPI_DOUBLE, 0, kTagClock, s.world());
-    }
-    return offsets;
-  }
-  for (int r = 1; r < s.size(); ++r) {
-    if (skipped(r)) continue;
-    double best_rtt = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < kRounds; ++i) {
-      const double t0 = wall_seconds();
-      MPI_Send(&t0, 1, MPI_DOUBLE, r, kTagClock, s.world());
-      double remote = 0;
-      MPI_Request request;
-      MPI_Irecv(&remote, 1, MPI_DOUBLE, r, kTagClock, s.world(), &request);
-      if (!wait_until(request, deadline)) {
-        MPI_Cancel(&request);
-        break;
-      }
-      const double t2 = wall_seconds();
-      if (t2 - t0 < best_rtt) {
-        best_rtt = t2 - t0;
-        offsets[static_cast<size_t>(r)] = remote - (t0 + t2) / 2;
+Session::Watch::Watch(Session& s, Clock::time_point deadline, std::string what) : session_(s) {
+  std::lock_guard lock(s.watch_mutex_);
+  s.watch_armed_ = true;
+  s.watch_deadline_ = deadline;
+  s.watch_what_ = fmt::format("{} ({})", what, s.doing());
+  if (!s.watchdog_.joinable()) s.watchdog_ = std::thread([&s] { s.watchdog_loop(); });
+}
+
+Session::Watch::~Watch() {
+  std::lock_guard lock(session_.watch_mutex_);
+  session_.watch_armed_ = false;
+}
+
+void Session::watchdog_loop() {
+  for (;;) {
+    {
+      std::lock_guard lock(watch_mutex_);
+      if (watch_stop_) return;
+      if (watch_armed_ && Clock::now() > watch_deadline_) {
+        std::fprintf(stderr, "fabricproof: rank %d (%s): %s did not return in time; ending the job\n", rank_, host_.c_str(),
+                     watch_what_.c_str());
+        std::fflush(stderr);
+        // The main thread is blocked inside MPI; MPI_Abort is the one call that ends every rank.
+        MPI_Abort(MPI_COMM_WORLD, 2);
+        std::_Exit(2);
       }
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return offsets;
 }
 
 }  // namespace fabricproof::mpi

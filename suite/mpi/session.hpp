@@ -1,16 +1,34 @@
 #pragma once
-// MPI adapter: the session (init/finalize), and the few collectives the orchestration needs, each
-// with a deadline so that a dead or hung rank is named instead of hanging the run.
+// MPI adapter: the session (init/finalize) and what every wait on another rank needs to know: the
+// step this rank is in, fresh tags, requests given up at a deadline, and rank 0's roll call. The
+// exchanges themselves are in mpi/exchange.hpp.
 #include <mpi.h>
 
 #include <chrono>
-#include <optional>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fabricproof::mpi {
 
 using Clock = std::chrono::steady_clock;
+
+// A wait on other ranks passed its deadline. The exchange is half done, so the communicator it was
+// on can no longer be trusted: the run ends (app/run.cpp: rank 0 names the silent ranks, writes
+// the report and aborts the job). `silent` lists the ranks known not to have answered (empty when
+// the wait cannot tell, as with a collective; rank 0's roll call then finds them).
+class Lost : public std::runtime_error {
+ public:
+  explicit Lost(const std::string& what, std::vector<int> silent = {}) : std::runtime_error(what), silent_(std::move(silent)) {}
+  const std::vector<int>& silent() const { return silent_; }
+
+ private:
+  std::vector<int> silent_;
+};
 
 class Session {
  public:
@@ -25,32 +43,93 @@ class Session {
   int local_size() const { return local_size_; }
   bool is_root() const { return rank_ == 0; }
   MPI_Comm world() const { return MPI_COMM_WORLD; }
+  const std::string& host() const { return host_; }
   std::string library_version() const;  // "Open MPI v4.1.4, ..." first line
 
-  // Ends the whole job. Only main calls it, after rank 0 has written the report.
+  // Host of each rank, once share_hosts() (mpi/exchange.hpp) ran on rank 0; "" where unknown.
+  std::string host_of(int rank) const;
+  std::string rank_label(int rank) const;  // "rank 3 (node2)"
+  void set_hosts(std::vector<std::string> hosts) { hosts_ = std::move(hosts); }
+
+  // What this rank is doing now: the phase and the step within it ("round 2: node1/rxe0 <->
+  // node3/rxe0", "allreduce 32 MiB on 4 nodes"). Answered to rank 0's roll call, printed when a
+  // wait times out, and passed to the listener (rank 0 writes it into the report). `major` marks a
+  // new phase, round or sweep, as opposed to the next size of a sweep.
+  using StepListener = std::function<void(const std::string& phase, const std::string& step, bool major)>;
+  void set_step(const std::string& phase, const std::string& step, bool major = true);
+  void set_step_listener(StepListener listener) { listener_ = std::move(listener); }
+  const std::string& phase() const { return phase_; }
+  const std::string& step() const { return step_; }
+  std::string doing() const;  // "collectives: allreduce 32 MiB on 4 nodes"
+
+  // Fault injection for tests (FABRICPROOF_INJECT="RANK:TEXT:ACTION", ACTION stop | kill | exit):
+  // the rank RANK stops itself (SIGSTOP), dies (SIGKILL) or exits (status 3) the first time its
+  // "phase: step" contains TEXT. Real faults, landed at a step rather than after a delay, so that
+  // the localhost tests hit the same step on a slow machine as on a fast one.
+  void inject_fault_at_step();
+
+  // The first of `count` fresh point-to-point tags. Every rank calls it in the same order, so an
+  // answer that arrives after its exchange gave up can never match a later exchange.
+  int next_tags(int count = 1);
+
+  // A request given up at a deadline and the buffer it may still write into or read from: both
+  // are kept until the job ends, so a late message never lands in freed memory.
+  void abandon(MPI_Request request, std::shared_ptr<void> buffer);
+  size_t abandoned() const { return abandoned_.size(); }
+
+  // Answers rank 0's roll call if one is pending (every wait loop calls it; cheap when none is).
+  void answer_roll_call();
+
+  // Ends the whole job with `code`.
   [[noreturn]] void abort(int code) const;
 
+  // Ends the job if the blocking call that follows (one MPI has no non-blocking form of) does not
+  // return before `deadline`; disarmed when the guard goes out of scope.
+  class Watch {
+   public:
+    Watch(Session& s, Clock::time_point deadline, std::string what);
+    ~Watch();
+    Watch(const Watch&) = delete;
+    Watch& operator=(const Watch&) = delete;
+
+   private:
+    Session& session_;
+  };
+
  private:
+  void watchdog_loop();
+
   bool finalize_ = false;
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
   int local_size_ = 1;
+  int tag_ub_ = 32767;
+  int tag_seq_ = 0;
+  std::string host_;
+  std::vector<std::string> hosts_;
+  std::string phase_ = "start";
+  std::string step_;
+  StepListener listener_;
+  std::string inject_;  // FABRICPROOF_INJECT, cleared once fired
+  Clock::time_point last_roll_check_{};
+  struct Abandoned {
+    MPI_Request request;
+    std::shared_ptr<void> buffer;
+  };
+  std::vector<Abandoned> abandoned_;
+  // The watchdog thread (started on first use). It calls only MPI_Abort.
+  std::mutex watch_mutex_;
+  bool watch_armed_ = false;
+  bool watch_stop_ = false;
+  Clock::time_point watch_deadline_{};
+  std::string watch_what_;
+  std::thread watchdog_;
 };
 
-// Every rank sends `mine` to rank 0. On rank 0 the result holds one entry per rank; a rank that
-// did not deliver before `deadline` is nullopt. Other ranks get an empty vector.
-std::vector<std::optional<std::string>> gather_to_root(const Session& s, const std::string& mine, Clock::time_point deadline);
-
-// Rank 0's `value` on every rank; nullopt when it did not arrive before the deadline.
-std::optional<std::string> broadcast_from_root(const Session& s, const std::string& value, Clock::time_point deadline);
-
-// Wall-clock offset of each rank against rank 0 (seconds, positive = ahead), by ping-pong keeping
-// the exchange with the shortest round trip. Meaningful on rank 0; `skip` lists ranks to leave out
-// (they did not answer earlier). Every rank not in `skip` must call it.
-std::vector<double> clock_offsets(const Session& s, const std::vector<int>& skip, Clock::time_point deadline);
-
-// Waits for `request` until the deadline, yielding the CPU (ranks are oversubscribed in tests).
-bool wait_until(MPI_Request& request, Clock::time_point deadline, MPI_Status* status = MPI_STATUS_IGNORE);
+// Tags of the session's own messages; sequenced exchanges use tags from kTagSequenceBase up.
+inline constexpr int kTagRollCall = 90;
+inline constexpr int kTagRollAnswer = 91;
+inline constexpr int kTagSequenceBase = 1000;
 
 }  // namespace fabricproof::mpi

@@ -86,9 +86,9 @@ std::string findings_table(const std::vector<const Finding*>& rows, const char* 
   return h + "</tbody></table>\n";
 }
 
-std::string banner(Verdict v, const std::string& title, const std::string& detail) {
+std::string banner(Verdict v, const std::string& label, const std::string& title, const std::string& detail) {
   return fmt::format("<div class=\"banner {}\" id=\"verdict\"><span class=\"v\">{}</span><span>{}</span><span>{}</span></div>\n", to_string(v),
-                     verdict_label(v), esc(title), esc(detail));
+                     label, esc(title), esc(detail));
 }
 
 std::string counts_text(const std::vector<Finding>& findings) {
@@ -311,9 +311,14 @@ std::string inventory_section(const Report& r) {
 std::string render_html(const Report& r) {
   std::vector<std::string> hosts;
   for (const auto& n : r.nodes) hosts.push_back(n.host);
-  std::string h = page_head(fmt::format("fabricproof {}: {}", verdict_label(r.verdict), fmt::join(hosts, ", ")));
+  std::string h = page_head(fmt::format("fabricproof {}: {}", r.verdict_label(), fmt::join(hosts, ", ")));
   h += "<h1>fabricproof acceptance report</h1>\n";
-  h += banner(r.verdict, fmt::format("{} node(s), {} rank(s)", r.nodes.size(), r.world_size), counts_text(r.findings));
+  // An unfinished run shows as an error banner: nothing in it may read as a pass.
+  h += banner(r.finished ? r.verdict : Verdict::error, r.verdict_label(), fmt::format("{} node(s), {} rank(s)", r.nodes.size(), r.world_size),
+              counts_text(r.findings));
+  if (!r.finished && r.in_flight)
+    h += fmt::format("<p class=\"incomplete\"><b>This run has not finished.</b> In flight: {}: {} (since {}). The results so far are below.</p>\n",
+                     esc(r.in_flight->phase), esc(r.in_flight->step), esc(r.in_flight->since));
   h += "<nav><a href=\"#triage\">What to check first</a><a href=\"#verbs\">Verbs matrix</a><a href=\"#collectives\">Collectives</a>"
        "<a href=\"#nccl\">NCCL audit</a><a href=\"#findings\">Findings</a><a href=\"#inventory\">Inventory</a><a href=\"#phases\">Phases</a></nav>\n";
   std::vector<std::string> built;
@@ -390,7 +395,7 @@ std::string render_html(const Report& r) {
 std::string render_findings_html(const std::string& title, Verdict verdict, const std::string& intro, const std::vector<Finding>& findings) {
   std::string h = page_head(title);
   h += fmt::format("<h1>{}</h1>\n", esc(title));
-  h += banner(verdict, intro, counts_text(findings));
+  h += banner(verdict, verdict_label(verdict), intro, counts_text(findings));
   h += "<h2 id=\"findings\">Findings</h2>\n" + findings_table(worst_first(findings), "findings-table");
   return h + page_tail();
 }

@@ -84,10 +84,15 @@ std::string render_junit(const Report& r) {
     phases.add(v);
     phase_cases += testcase("fabricproof.phase", p.name, v, p.reason, p.reason);
   }
+  if (!r.finished) {  // CI must not read an unfinished run as green
+    phases.add(Verdict::error);
+    const std::string where = r.in_flight ? r.in_flight->phase + ": " + r.in_flight->step : "unknown";
+    phase_cases += testcase("fabricproof.phase", "run", Verdict::error, "the run has not finished (in flight: " + where + ")", where);
+  }
   suites += fmt::format("  <testsuite name=\"phases\" {}>\n{}  </testsuite>\n", counts_attributes(phases), phase_cases);
   total.tests += phases.tests, total.failures += phases.failures, total.errors += phases.errors, total.skipped += phases.skipped;
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"fabricproof {}\" {} timestamp=\"{}\">\n{}</testsuites>\n",
-                     to_string(r.verdict), counts_attributes(total), xml_escape(r.started_at), suites);
+                     r.finished ? std::string(to_string(r.verdict)) : "incomplete", counts_attributes(total), xml_escape(r.started_at), suites);
 }
 
 }  // namespace fabricproof

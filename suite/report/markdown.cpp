@@ -146,9 +146,13 @@ std::string render_markdown(const Report& r) {
   const auto parts = r.build.is_object() ? r.build.value("optional_parts", nlohmann::json::object()) : nlohmann::json::object();
   for (const auto& [k, v] : parts.items())
     built.push_back(k + ": " + yes_no(v));
-  md += fmt::format("# fabricproof acceptance report: {}\n\n", verdict_label(r.verdict));
+  md += fmt::format("# fabricproof acceptance report: {}\n\n", r.verdict_label());
+  if (!r.finished)
+    md += fmt::format("> **This run has not finished.** In flight: {}{} (since {}). The results so far are below; their verdict so far is {}.\n\n",
+                      cell(r.in_flight ? r.in_flight->phase : ""), r.in_flight && !r.in_flight->step.empty() ? ": " + cell(r.in_flight->step) : "",
+                      cell(r.in_flight ? r.in_flight->since : ""), verdict_label(r.verdict));
   md += "| | |\n|---|---|\n";
-  md += fmt::format("| Verdict | **{}** |\n", verdict_label(r.verdict));
+  md += fmt::format("| Verdict | **{}** |\n", r.verdict_label());
   md += fmt::format("| Started | {} |\n| Finished | {} |\n", cell(r.started_at), cell(r.finished_at));
   md += fmt::format("| Nodes | {} ({}) |\n", r.nodes.size(), cell(fmt::format("{}", fmt::join(hosts, ", "))));
   md += fmt::format("| Ranks | {}{} |\n", r.world_size,
@@ -255,7 +259,7 @@ std::string render_console_summary(const Report& r, size_t max_findings) {
   std::map<Verdict, int> counts;
   for (const auto& f : r.findings) ++counts[f.verdict];
   std::string out = fmt::format("fabricproof: {}  ({} nodes, {} ranks; {} pass, {} warn, {} fail, {} error, {} skip)\n",
-                                verdict_label(r.verdict), r.nodes.size(), r.world_size, counts[Verdict::pass], counts[Verdict::warn],
+                                r.verdict_label(), r.nodes.size(), r.world_size, counts[Verdict::pass], counts[Verdict::warn],
                                 counts[Verdict::fail], counts[Verdict::error], counts[Verdict::skip]);
   size_t shown = 0;
   for (const auto* f : worst_first(r.findings)) {
@@ -267,6 +271,7 @@ std::string render_console_summary(const Report& r, size_t max_findings) {
   for (const auto& p : r.phases)
     if (p.verdict == Verdict::error || p.verdict == Verdict::skip)
       out += fmt::format("  phase {} {}: {}\n", p.name, to_string(p.verdict), p.reason);
+  if (!r.finished && r.in_flight) out += fmt::format("  not finished: in flight {}: {}\n", r.in_flight->phase, r.in_flight->step);
   return out;
 }
 

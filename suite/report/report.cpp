@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 
 namespace fabricproof {
 
@@ -16,6 +17,15 @@ Verdict Report::overall() const {
   Verdict v = worst_verdict(findings);
   for (const auto& p : phases) v = worst(v, p.verdict);
   return v == Verdict::skip ? Verdict::pass : v;
+}
+
+std::string Report::verdict_label() const { return finished ? fabricproof::verdict_label(verdict) : "INCOMPLETE"; }
+
+void to_json(nlohmann::json& j, const InFlight& f) { j = {{"phase", f.phase}, {"step", f.step}, {"since", f.since}}; }
+void from_json(const nlohmann::json& j, InFlight& f) {
+  f.phase = j.value("phase", "");
+  f.step = j.value("step", "");
+  f.since = j.value("since", "");
 }
 
 void to_json(nlohmann::json& j, const PhaseRecord& p) {
@@ -41,9 +51,8 @@ void from_json(const nlohmann::json& j, RankPlacement& r) {
 
 void to_json(nlohmann::json& j, const Report& r) {
   j = {{"schema", r.schema},
-       {"verdict", r.verdict},
+       {"verdict", r.finished ? nlohmann::json(r.verdict) : nlohmann::json("incomplete")},
        {"started_at", r.started_at},
-       {"finished_at", r.finished_at},
        {"command", r.command},
        {"profile", r.profile},
        {"build", r.build},
@@ -53,14 +62,20 @@ void to_json(nlohmann::json& j, const Report& r) {
        {"nodes", r.nodes},
        {"findings", r.findings},
        {"phases", r.phases}};
+  if (r.finished)
+    j["finished_at"] = r.finished_at;
+  else
+    j["in_flight"] = r.in_flight.value_or(InFlight{});
   for (const auto& [name, section] : r.sections.items()) j[name] = section;
 }
 
 void from_json(const nlohmann::json& j, Report& r) {
-  static const std::vector<std::string> kCore = {"schema", "verdict", "started_at", "finished_at", "command", "profile", "build",
-                                                 "world_size", "missing_ranks", "rank_map", "nodes", "findings", "phases"};
+  static const std::vector<std::string> kCore = {"schema", "verdict", "started_at", "finished_at", "in_flight", "command", "profile",
+                                                 "build", "world_size", "missing_ranks", "rank_map", "nodes", "findings", "phases"};
   r.schema = j.at("schema").get<std::string>();
-  r.verdict = j.at("verdict").get<Verdict>();
+  r.finished = j.at("verdict") != "incomplete";
+  if (r.finished) r.verdict = j.at("verdict").get<Verdict>();
+  if (!r.finished) r.in_flight = j.value("in_flight", InFlight{});
   r.started_at = j.value("started_at", "");
   r.finished_at = j.value("finished_at", "");
   r.command = j.value("command", std::vector<std::string>{});
@@ -72,6 +87,7 @@ void from_json(const nlohmann::json& j, Report& r) {
   r.nodes = j.value("nodes", std::vector<NodeFacts>{});
   r.findings = j.value("findings", std::vector<Finding>{});
   r.phases = j.value("phases", std::vector<PhaseRecord>{});
+  if (!r.finished) r.verdict = r.overall();
   r.sections = nlohmann::json::object();
   for (const auto& [name, value] : j.items())
     if (std::find(kCore.begin(), kCore.end(), name) == kCore.end()) r.sections[name] = value;
@@ -96,29 +112,60 @@ std::string utc_timestamp() {
   return buffer;
 }
 
+namespace {
+
+// A temporary file beside `path` that did not exist before (O_EXCL) and is not a link planted
+// there (O_NOFOLLOW): the report directory may be shared.
+int create_temporary(const std::string& path, std::string& temporary) {
+  static unsigned counter = 0;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    temporary = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+}  // namespace
+
 std::string write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string temporary = path + ".tmp." + std::to_string(getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  std::string temporary;
+  const int fd = create_temporary(path, temporary);
   if (fd < 0) return temporary + ": " + std::strerror(errno);
+  auto fail = [&](const char* step, int fd_to_close) {
+    const std::string error = temporary + ": " + step + ": " + std::strerror(errno);
+    if (fd_to_close >= 0) ::close(fd_to_close);
+    ::unlink(temporary.c_str());
+    return error;
+  };
   size_t written = 0;
   while (written < content.size()) {
     const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string error = temporary + ": " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      return error;
-    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail("write", fd);  // a full disk: ENOSPC (or a short write then ENOSPC)
     written += static_cast<size_t>(n);
   }
-  ::fsync(fd);
-  ::close(fd);
+  // A delayed write error (NFS, a full thin volume) shows only here: never rename over a good file then.
+  if (::fsync(fd) != 0) return fail("fsync", fd);
+  if (::close(fd) != 0) return fail("close", -1);
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string error = path + ": " + std::strerror(errno);
+    const std::string error = path + ": rename: " + std::strerror(errno);
     ::unlink(temporary.c_str());
     return error;
   }
+  return "";
+}
+
+std::string check_output_directory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return dir + ": cannot create the report directory: " + ec.message();
+  if (!std::filesystem::is_directory(dir, ec)) return dir + ": not a directory";
+  const std::string probe = (std::filesystem::path(dir) / ".fabricproof-write-probe").string();
+  const std::string error = write_file_atomic(probe, "fabricproof checks that the report directory is writable\n");
+  if (!error.empty()) return dir + ": the report cannot be written there (" + error + ")";
+  std::filesystem::remove(probe, ec);
   return "";
 }
 

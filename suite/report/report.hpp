@@ -27,9 +27,20 @@ struct RankPlacement {
   std::string gpu_uuid;
 };
 
+// What a run was doing when this report was written (absent from a finished run's report).
+struct InFlight {
+  std::string phase;
+  std::string step;
+  std::string since;  // UTC timestamp of the step's start
+};
+
 struct Report {
   std::string schema = kReportSchema;
-  Verdict verdict = Verdict::pass;
+  // While a run is going its report says so: `"verdict": "incomplete"`, the step in flight and no
+  // `finished_at`. Only the last write of a run carries its final verdict.
+  bool finished = true;
+  std::optional<InFlight> in_flight;
+  Verdict verdict = Verdict::pass;  // of what is finished so far while !finished
   std::string started_at;
   std::string finished_at;
   std::vector<std::string> command;
@@ -45,8 +56,12 @@ struct Report {
 
   // Verdict of the whole run: the worst finding or phase; skips alone do not fail a run.
   Verdict overall() const;
+  // "PASS", "FAIL", ... or "INCOMPLETE": how the human formats head the report.
+  std::string verdict_label() const;
 };
 
+void to_json(nlohmann::json& j, const InFlight& f);
+void from_json(const nlohmann::json& j, InFlight& f);
 void to_json(nlohmann::json& j, const PhaseRecord& p);
 void from_json(const nlohmann::json& j, PhaseRecord& p);
 void to_json(nlohmann::json& j, const RankPlacement& r);
@@ -59,8 +74,13 @@ void set_cluster(Report& report, const ClusterFacts& cluster);
 
 std::string utc_timestamp();  // "2026-11-29T17:42:46Z"
 
-// Writes `content` to `path` via a temporary file and rename(2), so a reader (or a crash) never
-// sees half a report. Returns an error message, empty on success.
+// Writes `content` to `path` via a temporary file (created O_EXCL|O_NOFOLLOW beside it), fsync and
+// rename(2), so a reader, a crash or a full disk never sees half a report: on any failed step
+// (write, fsync, close) the old file stays as it was. Returns an error message, empty on success.
 std::string write_file_atomic(const std::string& path, const std::string& content);
+
+// Creates `dir` if needed and proves a report can be written there (a probe file, removed).
+// Returns an error message naming the directory, empty on success.
+std::string check_output_directory(const std::string& dir);
 
 }  // namespace fabricproof

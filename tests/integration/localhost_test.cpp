@@ -8,47 +8,17 @@
 
 #include "paths.hpp"
 #include "report/report.hpp"
+#include "run_helpers.hpp"
 
 namespace fabricproof {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string output;
-};
-
-Outcome run_shell(const std::string& command, const fs::path& log) {
-  const std::string full = command + " > '" + log.string() + "' 2>&1";
-  const int status = std::system(full.c_str());
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(log);
-  std::stringstream text;
-  text << in.rdbuf();
-  o.output = text.str();
-  return o;
-}
-
-// mpirun refuses root without these; 4 ranks on fewer cores need --oversubscribe.
-std::string mpirun(int ranks) {
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " + std::string(FABRICPROOF_MPIEXEC) +
-         " -np " + std::to_string(ranks) + " " + FABRICPROOF_BINARY;
-}
-
-nlohmann::json read_report(const fs::path& dir) {
-  std::ifstream in(dir / "report.json");
-  EXPECT_TRUE(in.good()) << "no report.json in " << dir;
-  return nlohmann::json::parse(in);
-}
-
-std::vector<nlohmann::json> findings_with_id(const nlohmann::json& report, const std::string& id) {
-  std::vector<nlohmann::json> out;
-  for (const auto& f : report["findings"])
-    if (f["id"] == id) out.push_back(f);
-  return out;
-}
+using test::findings_with_id;
+using test::mpirun;
+using test::read_report;
+using test::read_text;
+using test::run_shell;
 
 TEST(Localhost, FourRanksOneNodeWriteTheContract) {
   test::TempDir tmp("localhost");
@@ -141,13 +111,6 @@ TEST(Localhost, NcclEngineWithoutGpusIsSkippedWithTheReason) {
       const std::string reason = p["reason"];
       EXPECT_TRUE(reason.find("has no GPU") != std::string::npos || reason.find("built without NCCL") != std::string::npos) << reason;
     }
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 TEST(Localhost, ReportCommandReRendersWhatRunWrote) {
@@ -264,6 +227,16 @@ TEST(Localhost, UnknownOptionLeavesAReportNamingIt) {
   const auto f = findings_with_id(read_report(tmp.path()), "command_line");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0]["measured"].get<std::string>().find("--fastest"), std::string::npos);
+}
+
+TEST(Localhost, OutputThatCannotBeWrittenFailsBeforeAnyMeasurement) {
+  test::TempDir tmp("badout");
+  std::ofstream(tmp.path() / "a-file") << "x";
+  const auto out = tmp.path() / "a-file" / "report";
+  const auto o = run_shell(mpirun(2) + " run --phases inventory,collectives --collective-engine mpi --out " + out.string(), tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find(out.string()), std::string::npos) << "the error names the directory: " << o.output;
+  EXPECT_EQ(o.output.find("inventory: probing"), std::string::npos) << "nothing is measured first: " << o.output;
 }
 
 TEST(Localhost, SavedSysfsTreeIsJudgedThroughTheWholePipeline) {

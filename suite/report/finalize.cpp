@@ -1,0 +1,128 @@
+#include "report/finalize.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+namespace fabricproof {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '.')) s.remove_suffix(1);
+  return s;
+}
+
+// The number at the start of `s`, or nullopt.
+std::optional<int> leading_int(std::string_view s) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end == s.data()) return std::nullopt;
+  return value;
+}
+
+// The word after `key` in `line` (up to a space), or "".
+std::string_view word_after(std::string_view line, std::string_view key) {
+  const auto at = line.find(key);
+  if (at == std::string_view::npos) return {};
+  auto rest = line.substr(at + key.size());
+  return rest.substr(0, rest.find_first_of(" \t,"));
+}
+
+// "[[21405,1],2]" -> 2 (the rank of an ORTE process name).
+std::optional<int> orte_rank(std::string_view name) {
+  const auto close = name.find("],");
+  if (close == std::string_view::npos) return std::nullopt;
+  return leading_int(name.substr(close + 2));
+}
+
+void add(std::vector<LauncherLoss>& out, LauncherLoss loss) {
+  for (auto& o : out)
+    if (o.rank == loss.rank && (o.host == loss.host || o.host.empty() || loss.host.empty())) {
+      if (o.host.empty()) o.host = loss.host;
+      return;
+    }
+  out.push_back(std::move(loss));
+}
+
+}  // namespace
+
+std::vector<LauncherLoss> parse_launcher_log(std::string_view text) {
+  std::vector<LauncherLoss> out;
+  std::vector<std::string_view> lines;
+  for (size_t start = 0; start < text.size();) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto line = trim(lines[i]);
+    if (const auto at = line.find("noticed that process rank "); at != std::string_view::npos) {
+      // mpirun noticed that process rank 2 with PID 4711 on node node3 exited on signal 9 (Killed).
+      const auto rank = leading_int(line.substr(at + 26));
+      add(out, {rank.value_or(-1), std::string(word_after(line, " on node ")), std::string(line.substr(at))});
+    } else if (line.find("Remote daemon:") != std::string_view::npos) {
+      // ORTE has lost communication with a remote daemon. ... Remote daemon: [[21405,0],2] on node node3
+      add(out, {-1, std::string(word_after(line, " on node ")), "mpirun lost communication with the daemon " + std::string(line.substr(line.find(':') + 1))});
+    } else if (line.find("Process name:") != std::string_view::npos && i > 0) {
+      // mpirun detected that one or more processes exited with non-zero status ... Process name: [[J,1],N]
+      const auto rank = orte_rank(trim(line.substr(line.find(':') + 1)));
+      std::string code;
+      if (i + 1 < lines.size() && lines[i + 1].find("Exit code:") != std::string_view::npos)
+        code = std::string(trim(lines[i + 1].substr(lines[i + 1].find(':') + 1)));
+      if (rank) add(out, {*rank, "", "exited early" + (code.empty() ? std::string() : " with code " + code) + " (mpirun)"});
+    } else if (const auto at = line.find("srun: error: "); at != std::string_view::npos && line.find(": task ") != std::string_view::npos) {
+      // srun: error: node3: task 2: Killed
+      auto rest = line.substr(at + 13);
+      const auto host = rest.substr(0, rest.find(':'));
+      const auto rank = leading_int(word_after(line, ": task "));
+      add(out, {rank.value_or(-1), std::string(host), std::string(line.substr(at))});
+    } else if (const auto at = line.find("fabricproof: lost-rank: "); at != std::string_view::npos) {
+      try {
+        const auto j = nlohmann::json::parse(line.substr(at + 24));
+        add(out, {j.value("rank", -1), j.value("host", std::string()),
+                  fmt::format("rank {} saw it stop answering during {}: {}", j.value("seen_by", -1), j.value("phase", std::string("?")),
+                              j.value("step", std::string()))});
+      } catch (const std::exception&) {
+        // a line cut by the launcher: the other lines still count
+      }
+    }
+  }
+  return out;
+}
+
+bool finalize_report(Report& report, const std::string& launcher_status, const std::vector<LauncherLoss>& losses, const std::string& now) {
+  if (report.finished) return false;
+  const InFlight where = report.in_flight.value_or(InFlight{"unknown", "", ""});
+  const std::string step = where.phase + (where.step.empty() ? "" : ": " + where.step);
+  for (const auto& loss : losses) {
+    const bool node = loss.rank < 0;
+    const std::string subject = node ? "node " + (loss.host.empty() ? std::string("unknown") : loss.host)
+                                     : fmt::format("rank {} ({})", loss.rank, loss.host.empty() ? "host unknown" : loss.host);
+    report.findings.push_back({node ? "node_lost" : "rank_lost", subject, Verdict::error,
+                               {{"rank", loss.rank}, {"host", loss.host}, {"launcher", loss.what}, {"phase", where.phase}, {"step", where.step}},
+                               "every rank answers until the run ends",
+                               "the launcher reports no lost rank or node",
+                               "The launcher lost this " + std::string(node ? "node" : "rank") +
+                                   ": check that host first (is it up, dmesg, the management network, the process killed). "
+                                   "Results from the step in flight on are missing."});
+  }
+  report.findings.push_back({"run_incomplete", "run", Verdict::error, {{"launcher", launcher_status}, {"in_flight", step}, {"since", where.since}},
+                             "a finished run", "a report is final only when the run wrote its last verdict",
+                             "The run ended before it finished (" + launcher_status + "), during " + step +
+                                 ". The results before that step are kept; rerun to get a verdict."});
+  const std::string reason = "did not finish: " + launcher_status + (losses.empty() ? "" : fmt::format("; {} lost", losses.size()));
+  auto phase = std::find_if(report.phases.begin(), report.phases.end(), [&](const PhaseRecord& p) { return p.name == where.phase; });
+  if (phase == report.phases.end()) phase = report.phases.insert(report.phases.end(), PhaseRecord{where.phase, Verdict::error, reason, 0});
+  phase->verdict = Verdict::error;
+  phase->reason = reason + " (in flight: " + step + ")";
+  report.finished = true;
+  report.in_flight.reset();
+  report.finished_at = now;
+  report.verdict = report.overall();
+  return true;
+}
+
+}  // namespace fabricproof

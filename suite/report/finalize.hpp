@@ -1,0 +1,36 @@
+#pragma once
+// Finishing the report of a run that ended without its last write: the job was killed from
+// outside, mpirun lost a node, or rank 0 itself was lost. The launcher side (scripts/fabricproof-mpirun,
+// or `fabricproof report --finalize` after a launch line of the user's own) reads what the
+// launcher printed and marks the report as the error it is, so that no report of an unfinished
+// run can ever be read as a pass.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/report.hpp"
+
+namespace fabricproof {
+
+// A rank or a node that the launcher (or a fabricproof rank) reported lost.
+struct LauncherLoss {
+  int rank = -1;      // -1: a whole node (a daemon), or a rank the launcher did not name
+  std::string host;   // "" when not named
+  std::string what;   // the launcher's words, one line
+};
+
+// The losses named in launcher output: Open MPI's mpirun ("noticed that process rank N ... on node
+// H exited on signal S", "lost communication with a remote daemon ... on node H", "processes
+// exited with non-zero status ... Process name: [[J,1],N]"), Slurm's srun ("srun: error: H: task
+// N: Killed"), and the ranks' own "fabricproof: lost-rank: {json}" lines. Launcher prefixes
+// (--tag-output, timestamps) may precede any line. Duplicates are merged.
+std::vector<LauncherLoss> parse_launcher_log(std::string_view text);
+
+// Marks an unfinished report as ended in error: one `rank_lost` (or `node_lost`) finding per loss,
+// a `run_incomplete` finding naming the step in flight and how the launcher ended
+// (`launcher_status`, e.g. "mpirun exited 137 (killed by signal 9)"), the phase in flight as an
+// error, verdict error, finished at `now`. Returns false and changes nothing when the report is
+// already final.
+bool finalize_report(Report& report, const std::string& launcher_status, const std::vector<LauncherLoss>& losses, const std::string& now);
+
+}  // namespace fabricproof

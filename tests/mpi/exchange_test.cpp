@@ -1,0 +1,173 @@
+// The deadline helpers of suite/mpi under a real mpirun with 3 ranks (ctest runs it with
+// mpiexec -np 3). Every rank runs every test in the same order: the tests are collective.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "mpi/exchange.hpp"
+
+namespace fabricproof::mpi {
+namespace {
+
+Session* session = nullptr;
+
+void sleep_s(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
+
+TEST(Exchange, GatherNamesTheRankThatDidNotDeliverInTime) {
+  auto& s = *session;
+  ASSERT_EQ(s.size(), 3) << "run with mpiexec -np 3";
+  if (s.rank() == 2) {
+    s.next_tags();  // takes part in the sequence, but never delivers
+    barrier(s, s.world(), deadline_in(30), "after the gather");
+    return;
+  }
+  const auto g = gather_to_root(s, "part of rank " + std::to_string(s.rank()), deadline_in(1), "a test gather");
+  if (s.is_root()) {
+    ASSERT_EQ(g.parts.size(), 3u);
+    EXPECT_EQ(g.parts[1], "part of rank 1");
+    EXPECT_FALSE(g.parts[2].has_value());
+    EXPECT_EQ(g.silent, std::vector<int>{2});
+    try {
+      g.require_all(s, "a test gather");
+      ADD_FAILURE() << "require_all must throw when a rank is silent";
+    } catch (const Lost& lost) {
+      EXPECT_EQ(lost.silent(), std::vector<int>{2});
+      EXPECT_NE(std::string(lost.what()).find("rank 2"), std::string::npos) << lost.what();
+    }
+  }
+  barrier(s, s.world(), deadline_in(30), "after the gather");
+}
+
+// Rank 1 answers the first gather after rank 0 gave up on it; the second gather must get rank 1's
+// second answer, never the late first one (each exchange has its own tag).
+TEST(Exchange, LateAnswerOfAnEarlierExchangeIsNeverTakenForTheNext) {
+  auto& s = *session;
+  if (s.rank() == 1) sleep_s(1.5);
+  const auto first = gather_to_root(s, "first", deadline_in(s.rank() == 0 ? 0.5 : 30), "the first gather");
+  if (s.is_root()) {
+    EXPECT_EQ(first.silent, std::vector<int>{1});
+  }
+  const auto second = gather_to_root(s, "second", deadline_in(30), "the second gather");
+  if (s.is_root()) {
+    ASSERT_TRUE(second.silent.empty());
+    EXPECT_EQ(second.parts[1], "second") << "a late answer of the first gather was taken for the second";
+    EXPECT_EQ(second.parts[2], "second");
+  }
+  barrier(s, s.world(), deadline_in(30), "after the gathers");
+}
+
+// A receive given up at its deadline keeps its buffer: the late message lands there, not in freed
+// memory, and the session holds the request until the job ends.
+TEST(Exchange, AbandonedRequestKeepsItsBufferForTheLateMessage) {
+  auto& s = *session;
+  const int tag = s.next_tags();
+  std::shared_ptr<int> kept;
+  if (s.rank() == 0) {
+    const size_t before = s.abandoned();
+    auto buffer = std::make_shared<int>(-1);
+    MPI_Request request;
+    MPI_Irecv(buffer.get(), 1, MPI_INT, 1, tag, s.world(), &request);
+    EXPECT_THROW(wait_all(s, &request, 1, deadline_in(0.3), "a receive that times out", buffer), Lost);
+    EXPECT_EQ(s.abandoned(), before + 1);
+    EXPECT_GE(buffer.use_count(), 2) << "the session must hold the buffer of the abandoned request";
+    kept = buffer;
+  }
+  if (s.rank() == 1) {
+    sleep_s(0.8);
+    auto value = std::make_shared<int>(4242);
+    MPI_Request request;
+    MPI_Isend(value.get(), 1, MPI_INT, 0, tag, s.world(), &request);
+    wait_all(s, &request, 1, deadline_in(30), "the late send", value);
+  }
+  barrier(s, s.world(), deadline_in(30), "after the late send");
+  if (s.rank() == 0) {
+    // Progress for the abandoned receive: later MPI calls complete it.
+    for (int i = 0; i < 100 && *kept != 4242; ++i) barrier(s, MPI_COMM_SELF, deadline_in(5), "progress");
+    EXPECT_EQ(*kept, 4242);
+  }
+  barrier(s, s.world(), deadline_in(30), "after the check");
+}
+
+TEST(Exchange, CollectiveWithASilentRankThrowsLostAtTheDeadline) {
+  auto& s = *session;
+  const auto start = Clock::now();
+  if (s.rank() == 2) sleep_s(2.0);  // joins the barrier late: the others give up first
+  if (s.rank() == 2) {
+    barrier(s, s.world(), deadline_in(30), "a late barrier");
+  } else {
+    EXPECT_THROW(barrier(s, s.world(), deadline_in(0.5), "a barrier with a silent rank"), Lost);
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 1.9) << "Lost must come at the deadline, not later";
+  }
+  // The abandoned barrier completes once rank 2 arrives; the world is in step again after it.
+  barrier(s, s.world(), deadline_in(30), "after the late barrier");
+}
+
+TEST(Exchange, AgreeOnErrorTellsEveryRankTheFirstError) {
+  auto& s = *session;
+  const std::string mine = s.rank() == 1 ? "boom on rank 1" : (s.rank() == 2 ? "later error" : "");
+  EXPECT_EQ(agree_on_error(s, s.world(), mine, deadline_in(30)), "rank 1 of the group: boom on rank 1");
+  EXPECT_EQ(agree_on_error(s, s.world(), "", deadline_in(30)), "");
+}
+
+TEST(Exchange, AllreduceAndBroadcastCarryValues) {
+  auto& s = *session;
+  EXPECT_EQ(allreduce(s, s.world(), static_cast<uint64_t>(s.rank() + 1), MPI_SUM, deadline_in(30), "a sum"), 6u);
+  EXPECT_DOUBLE_EQ(allreduce(s, s.world(), s.rank() * 1.5, MPI_MAX, deadline_in(30), "a max"), 3.0);
+  EXPECT_EQ(broadcast_from_root(s, s.is_root() ? std::string(100000, 'x') : "", deadline_in(30), "a long text"), std::string(100000, 'x'));
+}
+
+// Rank 0's roll call: a rank in a wait loop answers with its step; a rank that does not poll is
+// named silent; its late answer to that roll call is not taken for the next one.
+TEST(Exchange, RollCallNamesWhatEachRankIsDoingAndWhoIsSilent) {
+  auto& s = *session;
+  s.set_step("test", s.rank() == 1 ? "waiting in a loop" : "busy without polling");
+  if (s.rank() == 1) await_root(s, deadline_in(2.0));
+  if (s.rank() == 2) sleep_s(2.0);
+  if (s.is_root()) {
+    const auto answers = roll_call(s, deadline_in(1.0));
+    ASSERT_EQ(answers.size(), 3u);
+    EXPECT_EQ(answers[1].doing, "test: waiting in a loop");
+    EXPECT_FALSE(answers[2].doing.has_value()) << "rank 2 did not poll during the roll call";
+  }
+  barrier(s, s.world(), deadline_in(30), "between the roll calls");  // rank 2 answers the first call here, late
+  s.set_step("test", "second call");
+  if (s.is_root()) {
+    const auto answers = roll_call(s, deadline_in(5.0));
+    ASSERT_EQ(answers.size(), 3u);
+    EXPECT_EQ(answers[1].doing, "test: second call");
+    EXPECT_EQ(answers[2].doing, "test: second call") << "a late answer to the first roll call was taken";
+  } else {
+    await_root(s, deadline_in(2.0));
+  }
+  barrier(s, s.world(), deadline_in(30), "after the roll calls");
+}
+
+TEST(Exchange, HugeTimeoutsDoNotOverflowTheDeadline) {
+  EXPECT_GT(deadline_in(1e20), Clock::now() + std::chrono::hours(24));
+  EXPECT_GT(deadline_in(std::numeric_limits<double>::infinity()), Clock::now() + std::chrono::hours(24));
+  const auto negative = deadline_in(-5);
+  EXPECT_LE(negative, Clock::now()) << "a negative timeout is a deadline that has passed";
+}
+
+TEST(Exchange, ClockOffsetsOfRanksOnOneHostAreSmall) {
+  auto& s = *session;
+  const auto offsets = clock_offsets(s, deadline_in(30));
+  if (!s.is_root()) return;
+  ASSERT_EQ(offsets.size(), 3u);
+  for (double o : offsets) EXPECT_LT(std::abs(o), 0.05) << "ranks on one host share its clock";
+}
+
+}  // namespace
+}  // namespace fabricproof::mpi
+
+int main(int argc, char** argv) {
+  fabricproof::mpi::Session session(&argc, &argv);
+  fabricproof::mpi::session = &session;
+  ::testing::InitGoogleTest(&argc, argv);
+  if (session.rank() != 0) {  // one rank prints; every rank's failures still count in its exit code
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  fabricproof::mpi::share_hosts(session, fabricproof::mpi::deadline_in(30));
+  return RUN_ALL_TESTS();
+}

@@ -157,32 +157,41 @@ std::vector<std::string> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoi
 std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& cluster, const Profile& profile) {
   std::vector<Finding> out;
   const auto& v = profile.verbs;
-  // The reference for outliers: the typical pair of the matrix, i.e. the median figure of each
-  // test. On a healthy fabric it equals the best pair within noise; unlike the best pair, one
-  // lucky measurement (an oversubscribed lab, a pair that ran alone) cannot raise it.
-  std::map<std::string, std::vector<double>> gbps_of, p50_of;
-  for (const auto& pair : s.pairs)
-    for (const auto& t : pair.tests) {
-      if (t.status != "ok") continue;
-      if (t.gbps) gbps_of[t.test].push_back(*t.gbps);
-      if (t.latency && t.latency->samples) p50_of[t.test].push_back(t.latency->p50_usec);
-    }
+  // The reference for a pair's outlier rules: the typical (median) figure of the same test over the
+  // pairs that share no endpoint with it, so that one bad node, which is in half the pairs of a
+  // 4-node matrix, cannot set its own standard; over every other measurement where no pair is
+  // disjoint (3 nodes; the other direction of a 2-node pair). Unlike the best pair, one lucky
+  // measurement cannot raise it.
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   };
-  std::map<std::string, double> best_gbps, best_p50;  // "typical", named for the rule's wording
-  for (const auto& [test, v] : gbps_of) best_gbps[test] = median(v);
-  for (const auto& [test, v] : p50_of) best_p50[test] = median(v);
-  std::map<std::string, int> measured_count;
-  for (const auto& pair : s.pairs)
-    for (const auto& t : pair.tests)
-      if (t.status == "ok") ++measured_count[t.test];
+  auto typical = [&](const PairResult& judged, const TestResult& mine, bool latency) -> std::optional<double> {
+    std::vector<double> disjoint, others;
+    for (const auto& pair : s.pairs)
+      for (const auto& t : pair.tests) {
+        if (t.status != "ok" || t.test != mine.test || &t == &mine) continue;
+        const std::optional<double> value =
+            latency ? (t.latency && t.latency->samples ? std::optional<double>(t.latency->p50_usec) : std::nullopt) : t.gbps;
+        if (!value) continue;
+        others.push_back(*value);
+        if (pair.a != judged.a && pair.a != judged.b && pair.b != judged.a && pair.b != judged.b) disjoint.push_back(*value);
+      }
+    if (!disjoint.empty()) return median(disjoint);
+    if (!others.empty()) return median(others);
+    return std::nullopt;
+  };
 
-  std::map<int, std::pair<int, int>> endpoint_bad;  // endpoint -> (bad pairs, pairs)
+  struct Trouble {
+    int bad = 0;    // pairs with a failing (or, for latency, warning) finding
+    int pairs = 0;
+    Verdict worst = Verdict::pass;
+  };
+  std::map<int, Trouble> endpoint_bad;
   for (const auto& pair : s.pairs) {
     bool bad = false;
+    bool slow_latency = false;  // a latency outlier is a warning, but a node in most of them is the suspect
     const auto& ea = s.endpoints[pair.a];
     const auto& eb = s.endpoints[pair.b];
     std::vector<std::string> diagnosis;
@@ -220,14 +229,15 @@ std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& clus
                              fmt::format("bandwidth >= verbs.bw_pass_ratio ({}) x the slower port's rate passes, below verbs.bw_fail_ratio ({}) fails", v.bw_pass_ratio, v.bw_fail_ratio),
                              verdict == Verdict::pass ? "" : diagnosis_text()));
         }
-        // Relative: far below the best pair of the matrix.
-        if (measured_count[t.test] >= 2 && best_gbps[t.test] > 0) {
-          const double ratio = gbps / best_gbps[t.test];
+        // Relative: far below the typical pair of the matrix.
+        if (const auto reference = typical(pair, t, false); reference && *reference > 0) {
+          const double ratio = gbps / *reference;
           const bool ok = ratio >= v.outlier_ratio;
           bad |= !ok;
           out.push_back(make("verbs_pair_outlier", subject, ok ? Verdict::pass : Verdict::fail, {{"gbps", gbps}, {"of_typical", ratio}},
-                             fmt::format(">= {} x the typical pair ({:.4g} Gb/s)", v.outlier_ratio, best_gbps[t.test]),
-                             "bandwidth >= verbs.outlier_ratio x the median pair of the same test", ok ? "" : diagnosis_text()));
+                             fmt::format(">= {} x the typical pair ({:.4g} Gb/s)", v.outlier_ratio, *reference),
+                             "bandwidth >= verbs.outlier_ratio x the median of the same test over the pairs without its nodes",
+                             ok ? "" : diagnosis_text()));
         }
       }
       if (t.latency && t.latency->samples) {
@@ -240,29 +250,34 @@ std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& clus
                              fmt::format("average <= {} us", *limit),
                              fmt::format("RDMA write latency average <= verbs.latency_usec.{}", ea.link_layer), ok ? "" : diagnosis_text()));
         }
-        if (measured_count[t.test] >= 2 && best_p50.count(t.test)) {
-          const bool ok = lat.p50_usec <= v.latency_outlier_factor * best_p50[t.test];
+        if (const auto reference = typical(pair, t, true)) {
+          const bool ok = lat.p50_usec <= v.latency_outlier_factor * *reference;
+          slow_latency |= !ok;
           out.push_back(make("verbs_latency_outlier", subject, ok ? Verdict::pass : Verdict::warn, {{"p50_usec", lat.p50_usec}},
-                             fmt::format("<= {} x the typical pair ({:.4g} us)", v.latency_outlier_factor, best_p50[t.test]),
-                             "p50 latency <= verbs.latency_outlier_factor x the median pair's", ok ? "" : diagnosis_text()));
+                             fmt::format("<= {} x the typical pair ({:.4g} us)", v.latency_outlier_factor, *reference),
+                             "p50 latency <= verbs.latency_outlier_factor x the median p50 over the pairs without its nodes",
+                             ok ? "" : diagnosis_text()));
         }
       }
     }
     for (int e : {pair.a, pair.b}) {
-      endpoint_bad[e].second += 1;
-      endpoint_bad[e].first += bad ? 1 : 0;
+      auto& trouble = endpoint_bad[e];
+      trouble.pairs += 1;
+      trouble.bad += bad || slow_latency ? 1 : 0;
+      trouble.worst = worst(trouble.worst, bad ? Verdict::fail : slow_latency ? Verdict::warn : Verdict::pass);
     }
   }
   // An endpoint in most of its pairs' trouble is the likely culprit: name it.
-  for (const auto& [e, counts] : endpoint_bad) {
-    const auto [bad, total] = counts;
+  for (const auto& [e, trouble] : endpoint_bad) {
+    const int bad = trouble.bad, total = trouble.pairs;
     if (bad < 2 || bad * 2 <= total) continue;
     const auto& endpoint = s.endpoints[e];
     const VerbsEndpoint* peer = nullptr;
     for (const auto& pair : s.pairs)
       if (pair.a == e || pair.b == e) peer = &s.endpoints[pair.a == e ? pair.b : pair.a];
     std::vector<std::string> diagnosis = peer ? diagnose_pair(endpoint, *peer, cluster, nullptr) : std::vector<std::string>{};
-    out.push_back(make("verbs_suspect_endpoint", endpoint.label(), Verdict::fail, {{"bad_pairs", bad}, {"pairs", total}},
+    // As severe as its pairs' trouble: a node whose pairs only warn of latency is a warning.
+    out.push_back(make("verbs_suspect_endpoint", endpoint.label(), trouble.worst, {{"bad_pairs", bad}, {"pairs", total}},
                        "no endpoint in most of its pairs' failures",
                        "an endpoint involved in most failing or slow pairs is named as the likely cause",
                        fmt::format("{} is in {} of its {} pairs' failures. {}", endpoint.label(), bad, total, numbered(diagnosis))));

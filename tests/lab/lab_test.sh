@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The Soft-RoCE lab tests (ctest label `lab`). One step per ctest test, sharing one running lab:
-#   up -> rxe-ports -> write-bw -> acceptance -> collectives -> faults -> verbs-faults -> down
+#   up -> rxe-ports -> write-bw -> acceptance -> collectives -> faults -> config-faults -> verbs-faults
+#   -> lost-nodes -> down
+# Every fault is checked on its node and on no other. Faults that degrade are sized from the lab's
+# own baseline, measured in the same step; faults that must land mid-run are triggered by the
+# run's own output (lab acceptance --fault-at), so they land at the same step on any machine.
 # Exit 77 (ctest: skipped) with the reason when this machine cannot run the lab at all.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,7 +16,9 @@ failures=0
 # Short verbs runs with a small window: CI has 2 cores for 4 TCG VMs; the lab judges ratios, not
 # absolute figures. With 128 x 64 KiB in flight, a starved guest's rxe can stall in retransmission
 # (seen twice while another node's ssh ate the CPU); 32 in flight keeps it out of that corner.
-verbs_args=(--verbs-duration 1 --verbs-lat-iterations 200 --verbs-tx-depth 32)
+# One pair at a time (isolated; lab acceptance's default): in concurrent rounds the 4 one-vCPU
+# guests time-slice on 2 cores, and healthy pairs then spread 11x in latency and 5x in bandwidth.
+verbs_args=(--verbs-mode isolated --verbs-duration 1 --verbs-lat-iterations 200 --verbs-tx-depth 32)
 # The collective sweeps (MPI over the management network) stay small: correctness and the 1 -> 2 ->
 # 4 node structure are what the lab shows; the fault steps leave them out.
 coll_args=(--collective-engine mpi --max-bytes 256K --iters 3 --warmup 1)
@@ -33,20 +39,44 @@ accept() {
   local name=$1 expected=$2
   shift 2
   rm -rf "${work:?}/$name"
-  "$lab" acceptance --out "$work/$name" "$@"
-  local rc=$?
+  local start=$SECONDS
+  "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
+  local rc=${PIPESTATUS[0]}
   if [ $rc -eq 255 ]; then
     # 255 is mpirun losing a daemon (seen once in CI: an ssh session to a TCG guest dropped), not
-    # fabricproof's verdict. Show the guests' consoles, then give the scenario one more try.
-    echo "note: $name: mpirun exited 255 (launcher failure); guest consoles, then one retry:"
+    # fabricproof's verdict. Show the guests' consoles, then give the scenario one more try. The
+    # retry is counted; a retry needed twice in a row fails the step.
+    local previous
+    previous=$(cat "$work/retried" 2>/dev/null || echo "")
+    echo "note: $name: mpirun exited 255 (launcher failure); guest consoles, then one retry (previous retry: ${previous:-none})"
     "$lab" consoles
+    [ -n "$previous" ] && fail "$name: a launcher retry was needed twice in a row (also in $previous)"
+    echo "$name" >"$work/retried"
     rm -rf "${work:?}/$name"
-    "$lab" acceptance --out "$work/$name" "$@"
-    rc=$?
+    start=$SECONDS
+    "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
+    rc=${PIPESTATUS[0]}
+  else
+    rm -f "$work/retried"
   fi
+  elapsed=$((SECONDS - start))
   r="$work/$name/report.json"
   [ -f "$r" ] || { fail "$name: no report.json in $work/$name"; finish; }
-  [ $rc -eq "$expected" ] && pass "$name: fabricproof exited $rc" || fail "$name: fabricproof exited $rc, expected $expected"
+  [ $rc -eq "$expected" ] && pass "$name: fabricproof exited $rc (${elapsed} s)" || fail "$name: fabricproof exited $rc, expected $expected"
+}
+
+# Seconds from the --fault-at trigger (the lab's log line) to now (the end of the run).
+since_fault() {
+  local t
+  t=$(grep -o "fault-at '.*' at [0-9]*" "$work/$1.log" | grep -o '[0-9]*$' | head -1)
+  echo $(( $(date +%s) - ${t:-0} ))
+}
+
+# No failing or erroring finding names a node other than NODE (in its subject or in its hint,
+# where consistency findings name the odd node).
+only_about() {  # node, report
+  expect "no failing finding names a node other than $1" \
+    "[.findings[] | select(.verdict == \"fail\" or .verdict == \"error\") | (.subject + \" \" + .hint) | [scan(\"node[0-9]+\")] | map(select(. != \"$1\")) | length] | all(. == 0)" "$2"
 }
 
 precheck() {
@@ -136,54 +166,101 @@ step_collectives() {
 }
 
 # 4. Faults: node3 at MTU 1500 fails its MTU rule and is named in the consistency finding;
-#    node2's data link down shows its port DOWN.
+#    node2's data link down (carrier lost, QMP) shows its port DOWN. No other node is blamed.
 step_faults() {
   # Inventory only: the assertions are about the MTU rules, and under TCG rxe pairs across an MTU
   # mismatch have stalled (CI), which then left a guest unable to keep mpirun's ssh session.
   accept fault-mtu 1 --fault node3:mtu:1500 -- --phases inventory
   expect "node3's RoCE MTU rule fails at 1024" "[.findings[] | select(.id == \"roce_mtu\" and .subject == \"node3/rxe0:1\")] | .[0].verdict == \"fail\" and .[0].measured.active_mtu == 1024" "$r"
   expect "node3's netdev MTU rule fails at 1500" "[.findings[] | select(.id == \"roce_netdev_mtu\" and .subject == \"node3/rxe0:1\")] | .[0].verdict == \"fail\" and .[0].measured.mtu == 1500" "$r"
-  expect "the other nodes' MTU rules pass" "[.findings[] | select((.id == \"roce_mtu\" or .id == \"roce_netdev_mtu\") and (.subject | startswith(\"node3/\") | not)) | .verdict] | all(. == \"pass\")" "$r"
+  expect "the other nodes' MTU rules pass" "[.findings[] | select((.id == \"roce_mtu\" or .id == \"roce_netdev_mtu\") and (.subject | startswith(\"node3/\") | not)) | .verdict] | (length == 6 and all(. == \"pass\"))" "$r"
   expect "the consistency finding names node3, and only node3" "[.findings[] | select(.id == \"consistency_active_mtus\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"node3\")) and (.[0].hint | contains(\"node1\") | not)" "$r"
+  only_about node3 "$r"
 
   accept fault-link-down 1 --fault node2:link-down -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw
   expect "node2's port is reported DOWN" "[.nodes[] | select(.host == \"node2\") | .rdma_devices[].ports[].state] == [\"DOWN\"]" "$r"
   expect "node2's port_state finding fails and names the netdev" "[.findings[] | select(.id == \"port_state\" and .subject == \"node2/rxe0:1\")] | .[0].verdict == \"fail\" and (.[0].hint | contains(\"eth1\"))" "$r"
   expect "the other ports are ACTIVE" "[.nodes[] | select(.host != \"node2\") | .rdma_devices[].ports[].state] | all(. == \"ACTIVE\")" "$r"
   expect "node2's pairs are planned but not measured (port DOWN)" "[.verbs.pairs[] | select(.a == 1 or .b == 1) | .tests[].status] | all(. == \"not_measured\")" "$r"
+  expect "the pairs without node2 are measured (3 pairs, both directions)" "[.verbs.pairs[] | select(.a != 1 and .b != 1) | .tests[].status] | (length == 6 and all(. == \"ok\"))" "$r"
+  only_about node2 "$r"
   finish
 }
 
-# 6. The verbs matrix under faults: rate shaping on node3 flags its pairs slow and names node3;
-#    node2's data link going down in the middle of the phase leaves error cells, and the run ends
-#    with its report.
+# 4b. Faults of configuration, each on its own node, in one run: node2's clock 30 s ahead, node4
+#     without its RDMA device. Each is caught on its node and on no other.
+step_config_faults() {
+  accept config-faults 1 --fault node2:clock-offset:30 --fault node4:no-rdma -- --phases inventory
+  expect "node2's clock offset fails at about +30 s" "[.findings[] | select(.id == \"clock_offset\" and .verdict == \"fail\")] | (length == 1 and .[0].subject == \"node2\" and .[0].measured > 28 and .[0].measured < 32)" "$r"
+  expect "the other clocks pass" "[.findings[] | select(.id == \"clock_offset\" and .subject != \"node2\") | .verdict] | (length == 3 and all(. == \"pass\"))" "$r"
+  expect "node4 has no RDMA device" "[.nodes[] | select(.host == \"node4\") | .rdma_devices | length] == [0]" "$r"
+  expect "node4's missing HCA is named on node4" "[.findings[] | select((.verdict == \"fail\" or .verdict == \"warn\") and .id == \"hca_count\") | .subject] == [\"node4\"]" "$r"
+  expect "the other nodes keep their rxe0" "[.nodes[] | select(.host != \"node4\") | .rdma_devices | length] == [1, 1, 1]" "$r"
+  expect "no finding blames node1 or node3" "[.findings[] | select(.verdict == \"fail\" or .verdict == \"error\") | (.subject + \" \" + .hint) | test(\"node[13]\")] | all(. == false)" "$r"
+  jq -r '.findings[] | select(.verdict == "fail" or .verdict == "warn") | "  \(.verdict) \(.id) \(.subject)"' "$r"
+  finish
+}
+
+# 6. The verbs matrix under faults, sized from a healthy baseline measured first: node3's data
+#    link shaped to a quarter of the typical pair rate (writes towards it are outliers, node3 the
+#    suspect); node3's data link delayed by ten times the typical latency (its pairs are latency
+#    outliers at the profile's factor of 3); node2's data link going down in the middle of the
+#    phase (error cells on node2's pairs only, and the run ends with its report).
 step_verbs_faults() {
-  accept verbs-rate 1 --fault node3:rate:50mbit -- "${fault_phases[@]}" "${verbs_args[@]}"
+  accept verbs-baseline 0 -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw,write_lat
+  local rate_kbit delay_us
+  rate_kbit=$(jq '[.verbs.pairs[].tests[] | select(.test == "write_bw" and .status == "ok") | .gbps] | sort | .[length / 2 | floor] * 1e6 / 4 | floor' "$r")
+  delay_us=$(jq '[.verbs.pairs[].tests[] | select(.test == "write_lat" and .status == "ok") | .latency.p50_usec] | sort | .[length / 2 | floor] * 10 | floor' "$r")
+  echo "baseline: typical write_bw $((rate_kbit * 4)) kbit/s, typical latency $((delay_us / 10)) us"
+  [ "${rate_kbit:-0}" -gt 0 ] && [ "${delay_us:-0}" -gt 0 ] || { fail "no baseline figures"; finish; }
+
+  accept verbs-rate 1 --fault "node3:rate:${rate_kbit}kbit" -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw
   expect "writes towards node3 are outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"-> node3/rxe0\") and endswith(\"(write_bw)\"))) | .verdict] | (length == 3 and all(. == \"fail\"))" "$r"
   expect "pairs without node3 are not outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"node3\") | not)) | .verdict] | all(. == \"pass\")" "$r"
   expect "node3 is named as the suspect endpoint" "[.findings[] | select(.id == \"verbs_suspect_endpoint\") | .subject] == [\"node3/rxe0\"]" "$r"
 
-  local out="$work/verbs-link-down" rc
-  rm -rf "$out"
-  local log="$work/verbs-link-down.log"
-  "$lab" acceptance --out "$out" -- "${fault_phases[@]}" --verbs-duration 2 --verbs-lat-iterations 200 --verbs-tx-depth 32 >"$log" 2>&1 &
-  local run=$!
-  for _ in $(seq 1 300); do grep -q "verbs: starting" "$log" && break; sleep 1; done
-  grep -q "verbs: starting" "$log" || fail "the verbs phase never started"
-  "$lab" fault node2 link-down  # lands mid-phase: ssh into a loaded TCG guest takes ~20 s
-  wait $run
-  rc=$?
-  "$lab" fault node2 clear
-  grep "verbs: round" "$log" | cut -c1-200
-  r="$out/report.json"
-  [ -f "$r" ] || { fail "no report.json after the mid-phase link-down (log: $log)"; finish; }
-  [ $rc -eq 1 ] && pass "mid-phase link-down: fabricproof exited 1 and wrote its report" || fail "mid-phase link-down: exited $rc"
-  expect "the verbs phase completed every pair" "(.verbs.pairs | length) == 6 and ([.phases[] | select(.name == \"verbs\") | .verdict] == [\"fail\"])" "$r"
-  expect "node2's pairs have error cells" "[.verbs.pairs[] | select(.a == 1 or .b == 1) | .tests[] | select(.status == \"error\")] | length > 0" "$r"
-  # Not asserted: under TCG a neighbour's link flap has twice stalled an unrelated rxe pair (seen in
-  # CI runs, not on hardware). Shown so that a trend would be noticed.
-  echo "note: error cells on pairs without node2: $(jq -r '[.verbs.pairs[] | select(.a != 1 and .b != 1) | .tests[] | select(.status == "error") | .reason] | length' "$r")"
+  accept verbs-delay 0 --fault "node3:delay:${delay_us}us" -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_lat
+  expect "node3's latency pairs are outliers" "[.findings[] | select(.id == \"verbs_latency_outlier\" and (.subject | contains(\"node3\")) and .verdict == \"warn\")] | length == 3" "$r"
+  expect "pairs without node3 are not latency outliers" "[.findings[] | select(.id == \"verbs_latency_outlier\" and (.subject | contains(\"node3\") | not)) | .verdict] | (length == 3 and all(. == \"pass\"))" "$r"
+  expect "node3 is named as the suspect endpoint" "[.findings[] | select(.id == \"verbs_suspect_endpoint\") | .subject] == [\"node3/rxe0\"]" "$r"
+
+  # The link goes down on the host side (QMP) the moment round 1's results are printed: round 2
+  # (node2 <-> node3 in isolated mode) and every later pair of node2 run without it.
+  accept verbs-link-down 1 --fault-at "round 1 of 6" node2:link-down -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw
+  grep "verbs: round" "$work/verbs-link-down.log" | cut -c1-200
+  expect "the verbs phase completed every pair and failed" "(.verbs.pairs | length) == 6 and ([.phases[] | select(.name == \"verbs\") | .verdict] == [\"fail\"])" "$r"
+  expect "node2's pairs after the link went down have error cells" "[.verbs.pairs[] | select((.a == 1 or .b == 1) and .round > 0) | .tests[] | .status] | (length > 0 and all(. == \"error\"))" "$r"
+  expect "pairs without node2 have no error cell" "[.verbs.pairs[] | select(.a != 1 and .b != 1) | .tests[].status] | all(. == \"ok\")" "$r"
   expect "the errors name the verbs status" "[.verbs.pairs[].tests[] | select(.status == \"error\") | .reason | length > 0] | all" "$r"
+  "$lab" fault node2 clear
+  finish
+}
+
+# 7. A node lost in the middle of a run: the run ends within its bound, exit 2, the report names
+#    the node and the step in flight, and the results before it are kept. node3 frozen (its qemu
+#    stopped) in the verbs matrix, then node3 dead (its qemu killed) in the collective sweeps. The
+#    kill leaves the lab without node3: this is the last step before down.
+step_lost_nodes() {
+  # Bound: the round's deadline (one pair: 6 steps x (1 s + 5 s timeout) + 4 x 5 s + 60 s = 116 s)
+  # + 60 s, from the moment the fault lands.
+  accept lost-hang 2 --fault-at "round 2 of 6" node3:hang -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-timeout 5
+  local took
+  took=$(since_fault lost-hang)
+  [ "$took" -le $((116 + 60)) ] && pass "node3 hang: the run ended ${took} s after the fault" || fail "node3 hang: ended ${took} s after the fault (bound 176 s)"
+  expect "the report is final, verdict error" ".verdict == \"error\" and (has(\"in_flight\") | not)" "$r"
+  expect "rank_lost names node3 and its pair in flight" "[.findings[] | select(.id == \"rank_lost\")] | (length == 1 and .[0].measured.host == \"node3\" and (.[0].measured.step | contains(\"node3/rxe0\")))" "$r"
+  expect "the pairs of rounds 1 and 2 are kept" "[.verbs.pairs[] | select(.round < 2) | .tests[].status] | (length > 0 and all(. == \"ok\"))" "$r"
+  expect "every node is in the report" "[.nodes[].host] | sort == [\"node1\", \"node2\", \"node3\", \"node4\"]" "$r"
+  "$lab" fault node3 clear
+
+  # Bound: the collective timeout (15 s) + 60 s, from the moment the fault lands.
+  accept lost-kill 2 --fault-at "on 4 node(s)" node3:kill -- --phases inventory,collectives --collective-engine mpi --max-bytes 64K \
+    --iters 3 --warmup 1 --collective-timeout 15
+  took=$(since_fault lost-kill)
+  [ "$took" -le $((15 + 60)) ] && pass "node3 kill: the run ended ${took} s after the fault" || fail "node3 kill: ended ${took} s after the fault (bound 75 s)"
+  expect "rank_lost names node3 in the 4-node sweep" "[.findings[] | select(.id == \"rank_lost\")] | (length == 1 and .[0].measured.host == \"node3\" and (.[0].measured.step | contains(\"on 4 node(s)\")))" "$r"
+  expect "the 1- and 2-node sweeps are kept" "[.collectives.results[] | select(.nodes < 4) | .status] == [\"ok\", \"ok\"]" "$r"
+  expect "no report of this run says pass" ".verdict == \"error\"" "$r"
   finish
 }
 
@@ -206,7 +283,9 @@ case "${1:-}" in
   acceptance) step_acceptance ;;
   collectives) step_collectives ;;
   faults) step_faults ;;
+  config-faults) step_config_faults ;;
   verbs-faults) step_verbs_faults ;;
+  lost-nodes) step_lost_nodes ;;
   down) step_down ;;
-  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|collectives|faults|verbs-faults|down"; exit 2 ;;
+  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|collectives|faults|config-faults|verbs-faults|lost-nodes|down"; exit 2 ;;
 esac

@@ -267,6 +267,35 @@ TEST(VerbsRules, LatencyLimitsByLinkLayerAndPayload) {
   EXPECT_EQ(pf[0].verdict, Verdict::fail);
 }
 
+// The lab profile's latency outlier factor (3) catches a node whose pairs run 3.5x the typical
+// p50, names it as the suspect (a warning: latency outliers warn), and leaves 2.5x alone.
+TEST(VerbsRules, LatencyOutlierFactorCatchesASlowNodeAndOnlyIt) {
+  const auto profile = load_profile("lab-soft-roce").profile.value();
+  ASSERT_EQ(profile.verbs.latency_outlier_factor, 3.0);
+  for (const double slowdown : {3.5, 2.5}) {
+    auto s = measured();
+    for (auto& p : s.pairs)
+      for (auto& t : p.tests)
+        if (t.test == "write_lat")
+          t.latency = (p.a == 2 || p.b == 2) ? latency_stats({400 * slowdown, 410 * slowdown}) : latency_stats({400, 410});
+    const auto f = check_verbs(s, facts_for(s), profile);
+    const auto outliers = with_id(f, "verbs_latency_outlier");
+    ASSERT_EQ(outliers.size(), 6u) << "one per pair";
+    for (const auto& x : outliers) {
+      const bool slow = slowdown > 3 && x.subject.find("node3") != std::string::npos;
+      EXPECT_EQ(x.verdict, slow ? Verdict::warn : Verdict::pass) << slowdown << "x: " << x.subject;
+    }
+    const auto suspect = with_id(f, "verbs_suspect_endpoint");
+    if (slowdown > 3) {
+      ASSERT_EQ(suspect.size(), 1u);
+      EXPECT_EQ(suspect[0].subject, "node3/mlx5_0");
+      EXPECT_EQ(suspect[0].verdict, Verdict::warn) << "latency outliers alone make a warning, not a failure";
+    } else {
+      EXPECT_TRUE(suspect.empty()) << "2.5x is within the factor of 3";
+    }
+  }
+}
+
 TEST(Diagnosis, FollowsTheSeedOrder) {
   VerbsEndpoint a, b;
   a.host = "node1";

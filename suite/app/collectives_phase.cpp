@@ -15,6 +15,7 @@
 #include "app/build_info.hpp"
 #include "collectives/sweep.hpp"
 #include "core/collective_rules.hpp"
+#include "nccl_log/debug_file.hpp"
 #include "mpi/exchange.hpp"
 #include "report/report.hpp"
 #if FABRICPROOF_HAVE_NCCL
@@ -78,26 +79,36 @@ Plan make_plan(const std::string& engine, const ClusterFacts& cluster, int world
 }
 
 // NCCL_DEBUG output goes to one file per rank, unless the user chose otherwise: what NCCL prints
-// about transports is what the nccl_audit phase judges. Returns the file this rank's log lands in.
-std::string prepare_nccl_environment(const SweepOptions& o) {
+// about transports is what the nccl_audit phase judges. Without NCCL_DEBUG_FILE the file goes to
+// a private directory of this rank (mkdtemp, mode 0700: never a fixed name in a shared temp
+// directory) that is removed once rank 0 has the logs; they are kept in the report directory.
+struct NcclLog {
+  std::string path;         // the file NCCL writes, as NCCL expands the name
+  std::string private_dir;  // "" when the user set NCCL_DEBUG_FILE
+};
+
+NcclLog prepare_nccl_environment(const SweepOptions& o) {
   setenv("NCCL_DEBUG", "INFO", 0);
   setenv("NCCL_DEBUG_SUBSYS", "INIT,NET,GRAPH", 0);
   if (o.ring) setenv("NCCL_ALGO", "Ring", 0);
+  NcclLog log;
   if (!std::getenv("NCCL_DEBUG_FILE")) {
     const char* tmp = std::getenv("TMPDIR");
-    setenv("NCCL_DEBUG_FILE", fmt::format("{}/fabricproof-nccl-%h-%p.log", tmp && *tmp ? tmp : "/tmp").c_str(), 1);
+    std::string pattern = fmt::format("{}/fabricproof-nccl-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(pattern.data())) {
+      log.private_dir = pattern;
+      setenv("NCCL_DEBUG_FILE", (pattern + "/%h.%p.log").c_str(), 1);
+    }
   }
-  // NCCL expands %h (hostname) and %p (pid) in the name.
-  std::string name = std::getenv("NCCL_DEBUG_FILE");
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  for (size_t at; (at = name.find("%h")) != std::string::npos;) name.replace(at, 2, host);
-  for (size_t at; (at = name.find("%p")) != std::string::npos;) name.replace(at, 2, std::to_string(getpid()));
-  return name;
+  if (const char* file = std::getenv("NCCL_DEBUG_FILE")) log.path = nccl::expand_debug_file_name(file, host, getpid());
+  return log;
 }
 
-std::string read_text(const std::string& path) {
+std::optional<std::string> read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
@@ -154,16 +165,22 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
   // The top size: what the tightest rank can hold in two buffers (send and receive).
   const auto usable = usable_memory(plan, session.rank());
   const uint64_t least = mpi::allreduce(session, session.world(), usable.bytes, MPI_MIN, deadline(options.timeout_s), "the memory each rank can use");
-  const uint64_t max_elements = plan.engine == "mpi" ? static_cast<uint64_t>(INT_MAX) : UINT64_MAX / 8;
+  // MPI counts are int (the engine splits whole-buffer calls; per-rank counts bound the others);
+  // NCCL counts are size_t.
+  uint64_t call_limit = UINT64_MAX;
+  if (plan.engine == "mpi")
+    for (const auto& name : o.ops)
+      for (const auto& g : plan.groups)
+        call_limit = std::min(call_limit, max_call_bytes(*coll_op_from(name), *data_type_from(o.dtype), static_cast<int>(g.ranks.size()), INT_MAX));
   // Without --max-bytes the profile may bound the sweep (the lab's does: TCP between TCG VMs).
   const bool profile_bound = !o.max_bytes_given && profile.collectives.max_bytes && *profile.collectives.max_bytes < o.max_bytes;
   const uint64_t requested = profile_bound ? std::max(*profile.collectives.max_bytes, o.min_bytes) : o.max_bytes;
-  auto clip = clip_max_bytes(o.min_bytes, requested, o.factor, least, 2, max_elements, usable.why);
+  auto clip = clip_max_bytes(o.min_bytes, requested, o.factor, least, 2, call_limit, usable.why);
   if (profile_bound && clip.reason.empty())
     clip.reason = fmt::format("the profile's collectives.max_bytes ({} bytes) bounds the sweep; --max-bytes overrides it", requested);
   const auto sizes = sweep_sizes(o.min_bytes, clip.max_bytes, o.factor);
   if (sizes.empty()) throw std::runtime_error(fmt::format("no size of the sweep fits: {}", clip.reason));
-  const std::string nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : "";
+  const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};
 
   CollectivesOutcome outcome;
   std::vector<CollResult> results;
@@ -177,7 +194,8 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
                 {"groups", plan.groups},
                 {"results", all},
                 {"scaling", scaling_table(results)},
-                {"nccl_logs", outcome.nccl_logs}};
+                {"nccl_logs", outcome.nccl_logs},
+                {"nccl_logs_missing", outcome.nccl_logs_missing}};
   };
   if (!clip.reason.empty()) progress("collectives: " + clip.reason);
 
@@ -202,7 +220,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
       auto engine = make_engine(plan, session, comm, clip.max_bytes, o.timeout_s);
       for (const auto& name : o.ops) {
         collectives::SweepPlan sweep{*coll_op_from(name), *data_type_from(o.dtype), *reduce_op_from(o.redop), sizes, o.iters, o.warmup,
-                                     o.in_place, o.timeout_s, fmt::format("{} on {}", name, group_name)};
+                                     o.in_place, o.timeout_s, o.time_stat, fmt::format("{} on {}", name, group_name)};
         session.set_step("collectives", sweep.label);
         progress(fmt::format("collectives: {} ({}) on {}, {} {}", name, plan.engine, group_name, o.dtype, reduces(sweep.op) ? o.redop : ""));
         progress(coll_header_line());
@@ -243,15 +261,22 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
 
   if (plan.engine == "nccl") {  // every rank's NCCL_DEBUG log, kept next to the report
     session.set_step("collectives", "gathering the NCCL logs");
-    const auto logs = mpi::gather_to_root(session, read_text(nccl_log), deadline(options.timeout_s), "gathering the NCCL logs");
+    const auto text = read_text(nccl_log.path);
+    const auto logs = mpi::gather_to_root(session, json_text(json{{"path", nccl_log.path}, {"found", text.has_value()}, {"text", text.value_or("")}}),
+                                          deadline(options.timeout_s), "gathering the NCCL logs");
     logs.require_all(session, "gathering the NCCL logs");
+    if (!nccl_log.private_dir.empty()) fs::remove_all(nccl_log.private_dir);
     if (session.is_root()) {
       const auto dir = fs::path(options.out_dir) / "nccl-logs";
       fs::create_directories(dir);
       for (size_t rank = 0; rank < logs.parts.size(); ++rank) {
-        if (!logs.parts[rank] || logs.parts[rank]->empty()) continue;
+        const auto part = json::parse(*logs.parts[rank]);
+        if (!part.at("found").get<bool>()) {
+          outcome.nccl_logs_missing.push_back(fmt::format("rank {}: NCCL log file {} not found (NCCL_DEBUG_FILE)", rank, part.at("path").get<std::string>()));
+          continue;
+        }
         const auto path = (dir / fmt::format("rank-{}.log", rank)).string();
-        if (write_file_atomic(path, *logs.parts[rank]).empty()) outcome.nccl_logs.push_back(path);
+        if (write_file_atomic(path, part.at("text").get<std::string>()).empty()) outcome.nccl_logs.push_back(path);
       }
     }
   }

@@ -20,6 +20,7 @@ struct CollectivesOutcome {
   nlohmann::json section;              // the report's `collectives` section
   std::vector<Finding> findings;
   std::vector<std::string> nccl_logs;  // per-rank NCCL_DEBUG logs kept in the report directory
+  std::vector<std::string> nccl_logs_missing;  // "rank N: NCCL log file X not found (NCCL_DEBUG_FILE)"
   std::string summary;
 };
 

@@ -27,11 +27,15 @@ class MpiChannel : public verbs::Channel {
       throw verbs::PeerTimeout(fmt::format("rank {} took no message for {} s", peer_, timeout_s_));
   }
 
+  // Polls from 100 us backing off to 2 ms: the passive side of a one-sided test waits for the
+  // whole test, and must not take the CPU the kernel (Soft-RoCE) or the peer rank needs.
   std::string receive(verbs::Clock::time_point deadline) override {
+    auto sleep = std::chrono::microseconds(100);
     for (;;) {
       if (auto message = poll()) return *message;
       if (verbs::Clock::now() > deadline) throw verbs::PeerTimeout(fmt::format("no message from rank {} in time", peer_));
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      std::this_thread::sleep_for(sleep);
+      sleep = std::min(sleep * 2, std::chrono::microseconds(2000));
     }
   }
 
@@ -127,7 +131,18 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions
   VerbsPhaseOutcome outcome;
   std::string plan_text;
   if (session.is_root()) {
-    auto planned = plan_verbs(cluster, profile, verbs_options);
+    VerbsOptions chosen = verbs_options;
+    // The tests run in the traffic class NCCL will use, unless told otherwise.
+    if (!chosen.traffic_class)
+      if (const char* tc = std::getenv("NCCL_IB_TC"); tc && *tc) {
+        char* end = nullptr;
+        const long value = std::strtol(tc, &end, 0);
+        if (end && *end == '\0' && value >= 0 && value <= 255) {
+          chosen.traffic_class = static_cast<int>(value);
+          chosen.traffic_class_source = "NCCL_IB_TC";
+        }
+      }
+    auto planned = plan_verbs(cluster, profile, chosen);
     if (adjust) adjust(planned);
     plan_text = json_text(json(planned));
   }

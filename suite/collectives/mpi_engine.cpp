@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -30,6 +31,8 @@ std::string mpi_error(const char* call, int code) {
   return fmt::format("{}: {}", call, std::string(text, static_cast<size_t>(length)));
 }
 
+constexpr uint64_t kMaxCount = 2147483647;  // INT_MAX: MPI-3 counts
+
 class MpiEngine : public Engine {
  public:
   MpiEngine(mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s)
@@ -41,8 +44,11 @@ class MpiEngine : public Engine {
   }
 
   std::string name() const override { return "mpi"; }
-  // MPI_IN_PLACE means the same as NCCL's in-place for these two; MPI_Bcast is always in place.
-  bool supports_in_place(CollOp op) const override { return op == CollOp::allreduce || op == CollOp::allgather; }
+  // MPI_IN_PLACE reads the input where NCCL's in-place form does for these three (the result of
+  // reduce_scatter lands at the start of the buffer, not at rank x chunk); MPI_Bcast is always in place.
+  bool supports_in_place(CollOp op) const override {
+    return op == CollOp::allreduce || op == CollOp::allgather || op == CollOp::reduce_scatter;
+  }
 
   std::string fill(const CollCall& call) override {
     switch (call.dtype) {
@@ -72,27 +78,36 @@ class MpiEngine : public Engine {
 
  private:
   // One call: the non-blocking form, waited for with the deadline (a busy poll: it is timed).
+  // MPI counts are int: allreduce and broadcast of more than 2^31-1 elements go as several calls
+  // on consecutive pieces (element-wise ops, so the result is the same); the per-rank counts of
+  // the others are bounded by the plan (max_call_bytes).
   std::string call_once(const CollCall& c) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    if (auto error = post(c, &request); !error.empty()) return error;
-    mpi::wait_all(session_, &request, 1, mpi::deadline_in(timeout_s_), fmt::format("MPI {} of {} elements", to_string(c.op), c.chunk),
-                  buffers_, mpi::Poll::busy);
+    std::vector<MPI_Request> requests;
+    const bool whole_buffer = c.op == CollOp::allreduce || c.op == CollOp::broadcast;
+    const auto pieces = whole_buffer ? split_count(c.chunk, kMaxCount) : std::vector<std::pair<uint64_t, uint64_t>>{{0, c.chunk}};
+    for (const auto& [offset, count] : pieces) {
+      if (count > kMaxCount) return fmt::format("{} elements per rank: more than one MPI call can take", count);
+      requests.push_back(MPI_REQUEST_NULL);
+      if (auto error = post(c, offset, static_cast<int>(count), &requests.back()); !error.empty()) return error;
+    }
+    mpi::wait_all(session_, requests.data(), static_cast<int>(requests.size()), mpi::deadline_in(timeout_s_),
+                  fmt::format("MPI {} of {} elements", to_string(c.op), c.chunk), buffers_, mpi::Poll::busy);
     return "";
   }
 
-  std::string post(const CollCall& c, MPI_Request* request) {
+  std::string post(const CollCall& c, uint64_t offset, int count, MPI_Request* request) {
     const auto type = mpi_type(c.dtype);
-    const int chunk = static_cast<int>(c.chunk);  // clipped to INT_MAX elements by the plan
-    void* in = c.in_place ? MPI_IN_PLACE : send_data();
-    void* out = recv_data();
+    const size_t skip = offset * static_cast<size_t>(size_of(c.dtype));
+    void* in = c.in_place ? MPI_IN_PLACE : send_data() + skip;
+    void* out = recv_data() + skip;
     switch (c.op) {
-      case CollOp::allreduce: return mpi_error("MPI_Iallreduce", MPI_Iallreduce(in, out, chunk, type, mpi_op(c.redop), comm_, request));
-      case CollOp::allgather: return mpi_error("MPI_Iallgather", MPI_Iallgather(in, chunk, type, out, chunk, type, comm_, request));
+      case CollOp::allreduce: return mpi_error("MPI_Iallreduce", MPI_Iallreduce(in, out, count, type, mpi_op(c.redop), comm_, request));
+      case CollOp::allgather: return mpi_error("MPI_Iallgather", MPI_Iallgather(in, count, type, out, count, type, comm_, request));
       case CollOp::reduce_scatter:
         return mpi_error("MPI_Ireduce_scatter_block",
-                         MPI_Ireduce_scatter_block(send_data(), out, chunk, type, mpi_op(c.redop), comm_, request));
-      case CollOp::broadcast: return mpi_error("MPI_Ibcast", MPI_Ibcast(out, chunk, type, 0, comm_, request));
-      case CollOp::alltoall: return mpi_error("MPI_Ialltoall", MPI_Ialltoall(send_data(), chunk, type, out, chunk, type, comm_, request));
+                         MPI_Ireduce_scatter_block(c.in_place ? MPI_IN_PLACE : send_data(), out, count, type, mpi_op(c.redop), comm_, request));
+      case CollOp::broadcast: return mpi_error("MPI_Ibcast", MPI_Ibcast(out, count, type, 0, comm_, request));
+      case CollOp::alltoall: return mpi_error("MPI_Ialltoall", MPI_Ialltoall(send_data(), count, type, out, count, type, comm_, request));
     }
     return "unknown collective";
   }
@@ -105,7 +120,7 @@ class MpiEngine : public Engine {
     const uint64_t in_count = coll_input_elements(c.op, c.chunk, ranks_);
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
     auto* out = reinterpret_cast<T*>(recv_data());
-    std::memset(out, 0, out_count * sizeof(T));
+    std::memset(out, 0, std::max(in_count, out_count) * sizeof(T));
     T* in = reinterpret_cast<T*>(send_data());
     if (c.in_place) in = out + coll_in_place_offset(c.op, rank_, c.chunk);
     if (c.op == CollOp::broadcast) {

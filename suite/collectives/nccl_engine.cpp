@@ -61,20 +61,25 @@ class NcclEngine : public Engine {
   std::string name() const override { return "nccl"; }
   bool supports_in_place(CollOp op) const override { return coll_in_place_offset(op, 0, 1) >= 0; }
 
+  // Only the root writes a broadcast's input: a non-root rank's buffer stays zero until the call
+  // delivers (in place, a rank's own pattern there would hide a broadcast that never arrived).
   std::string fill(const CollCall& c) override {
     if (!error_.empty()) return error_;
-    const uint64_t in_count = coll_input_elements(c.op, c.chunk, ranks_);
+    const uint64_t in_count = c.op == CollOp::broadcast && rank_ != 0 ? 0 : coll_input_elements(c.op, c.chunk, ranks_);
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    return kernels::fill_collective(input(c), in_count, recv_, out_count, c.dtype, rank_, stream_);
+    return kernels::fill_collective(input(c), in_count, output(c), out_count, c.dtype, rank_, stream_);
   }
 
   std::string run(const CollCall& c, int calls, double* seconds) override {
     if (!error_.empty()) return error_;
     if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(start_, stream_)); !e.empty()) return e;
+    // All calls enqueued back to back between one event pair, as nccl-tests times them. On a
+    // non-blocking communicator each call may return ncclInProgress (from NCCL 2.23, every one
+    // does): it is settled with a busy poll, not a sleep, so that the enqueue cost stays NCCL's own.
     for (int i = 0; i < calls; ++i) {
       const ncclResult_t r = enqueue(c);
       if (r == ncclInProgress) {
-        if (auto e = settle("enqueue"); !e.empty()) return fail(e);
+        if (auto e = settle("enqueue", Settle::busy); !e.empty()) return fail(e);
       } else if (r != ncclSuccess) {
         return fail(fmt::format("{}: {} ({})", to_string(c.op), ncclGetErrorString(r), ncclGetLastError(comm_)));
       }
@@ -96,7 +101,7 @@ class NcclEngine : public Engine {
   std::string count_wrong(const CollCall& c, uint64_t* wrong) override {
     if (!error_.empty()) return error_;
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    return kernels::count_collective_wrong(recv_, out_count, c.op, c.redop, c.dtype, rank_, ranks_, c.chunk, wrong, stream_);
+    return kernels::count_collective_wrong(output(c), out_count, c.op, c.redop, c.dtype, rank_, ranks_, c.chunk, wrong, stream_);
   }
 
  private:
@@ -137,35 +142,50 @@ class NcclEngine : public Engine {
     return static_cast<char*>(recv_) + coll_in_place_offset(c.op, rank_, c.chunk) * size_of(c.dtype);
   }
 
+  // Where the result lands: in-place reduce_scatter writes this rank's chunk inside its input, at
+  // rank x chunk (NCCL's in-place rule: recvbuff == sendbuff + rank * recvcount).
+  void* output(const CollCall& c) const {
+    if (c.in_place && c.op == CollOp::reduce_scatter) return static_cast<char*>(recv_) + static_cast<size_t>(rank_) * c.chunk * size_of(c.dtype);
+    return recv_;
+  }
+
   ncclResult_t enqueue(const CollCall& c) {
     const auto type = nccl_type(c.dtype);
     const void* in = input(c);
+    void* out = output(c);
     switch (c.op) {
-      case CollOp::allreduce: return ncclAllReduce(in, recv_, c.chunk, type, nccl_op(c.redop), comm_, stream_);
-      case CollOp::allgather: return ncclAllGather(in, recv_, c.chunk, type, comm_, stream_);
-      case CollOp::reduce_scatter: return ncclReduceScatter(in, recv_, c.chunk, type, nccl_op(c.redop), comm_, stream_);
-      case CollOp::broadcast: return ncclBroadcast(in, recv_, c.chunk, type, 0, comm_, stream_);
+      case CollOp::allreduce: return ncclAllReduce(in, out, c.chunk, type, nccl_op(c.redop), comm_, stream_);
+      case CollOp::allgather: return ncclAllGather(in, out, c.chunk, type, comm_, stream_);
+      case CollOp::reduce_scatter: return ncclReduceScatter(in, out, c.chunk, type, nccl_op(c.redop), comm_, stream_);
+      case CollOp::broadcast: return ncclBroadcast(in, out, c.chunk, type, 0, comm_, stream_);
       case CollOp::alltoall: {  // NCCL has no alltoall call: grouped send/recv, as nccl-tests does
         const size_t bytes = c.chunk * static_cast<size_t>(size_of(c.dtype));
-        ncclGroupStart();
-        for (int peer = 0; peer < ranks_; ++peer) {
-          ncclSend(static_cast<const char*>(in) + peer * bytes, c.chunk, type, peer, comm_, stream_);
-          ncclRecv(static_cast<char*>(recv_) + peer * bytes, c.chunk, type, peer, comm_, stream_);
+        // Every call's result counts: a failed send or receive inside the group is the group's error.
+        ncclResult_t first = ncclGroupStart();
+        for (int peer = 0; peer < ranks_ && first == ncclSuccess; ++peer) {
+          first = ncclSend(static_cast<const char*>(in) + peer * bytes, c.chunk, type, peer, comm_, stream_);
+          if (first == ncclSuccess) first = ncclRecv(static_cast<char*>(out) + peer * bytes, c.chunk, type, peer, comm_, stream_);
         }
-        return ncclGroupEnd();
+        const ncclResult_t end = ncclGroupEnd();
+        return first != ncclSuccess ? first : end;
       }
     }
     return ncclInvalidArgument;
   }
 
   // Polls the communicator until it leaves ncclInProgress; an error or the deadline is returned.
-  std::string settle(const char* what) {
+  // busy: yield between polls (a timed enqueue); relaxed: sleep (init and finalize take seconds).
+  enum class Settle { busy, relaxed };
+  std::string settle(const char* what, Settle how = Settle::relaxed) {
     const auto deadline = Clock::now() + timeout_;
     ncclResult_t state = ncclInProgress;
     while (true) {
       if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess || state != ncclInProgress) break;
       if (Clock::now() > deadline) return fmt::format("{}: not done after {} s", what, timeout_.count());
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      if (how == Settle::busy)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     return state == ncclSuccess ? "" : fmt::format("{}: {} ({})", what, ncclGetErrorString(state), ncclGetLastError(comm_));
   }

@@ -26,9 +26,12 @@ Measured measure(mpi::Session& s, Engine& engine, MPI_Comm group, const SweepPla
   if (error.empty()) error = engine.run(call, 1, &ignored);
   if (error.empty()) error = engine.count_wrong(call, &wrong);
   if (auto agreed = mpi::agree_on_error(s, group, error, deadline()); !agreed.empty()) return {{}, agreed};
-  const double slowest = mpi::allreduce(s, group, seconds, MPI_MAX, deadline(), "the slowest rank's time");
+  // nccl-tests averages the ranks' times by default (-a 1); the slowest rank is the other choice.
+  const bool slowest = plan.time_stat == "max";
+  const double combined = mpi::allreduce(s, group, seconds, slowest ? MPI_MAX : MPI_SUM, deadline(), "the ranks' times");
+  const double seconds_per_call = (slowest ? combined : combined / ranks) / std::max(plan.iters, 1);
   const uint64_t wrong_total = mpi::allreduce(s, group, wrong, MPI_SUM, deadline(), "the count of wrong elements");
-  return {coll_timing(call.op, bytes, ranks, slowest / std::max(plan.iters, 1), wrong_total), ""};
+  return {coll_timing(call.op, bytes, ranks, seconds_per_call, wrong_total), ""};
 }
 
 }  // namespace
@@ -40,6 +43,7 @@ void run_sweep(mpi::Session& session, Engine& engine, MPI_Comm group, const Swee
   MPI_Comm_size(group, &ranks);
   result.engine = engine.name();
   result.op = std::string(to_string(plan.op));
+  result.time_stat = plan.time_stat;
   result.ranks = ranks;
   for (const uint64_t bytes : plan.sizes) {
     CollCall call{plan.op, plan.dtype, plan.redop, chunk_elements(plan.op, bytes, plan.dtype, ranks), false};

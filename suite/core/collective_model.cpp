@@ -72,7 +72,11 @@ bool chunked(CollOp op) { return op == CollOp::allgather || op == CollOp::reduce
 
 uint64_t chunk_elements(CollOp op, uint64_t bytes, DataType type, int ranks) {
   const uint64_t elements = bytes / static_cast<uint64_t>(size_of(type));
-  return chunked(op) ? elements / static_cast<uint64_t>(std::max(ranks, 1)) : elements;
+  if (!chunked(op)) return elements;
+  // nccl-tests' per-rank count, rounded down to 16 bytes (all_gather.cu: (count/nranks) & ~(16/eltSize-1)),
+  // so that the same -b/-e sizes move the same bytes.
+  const uint64_t per_16_bytes = 16 / static_cast<uint64_t>(size_of(type));
+  return elements / static_cast<uint64_t>(std::max(ranks, 1)) / per_16_bytes * per_16_bytes;
 }
 
 uint64_t call_elements(CollOp op, uint64_t bytes, DataType type, int ranks) {
@@ -92,21 +96,35 @@ std::vector<uint64_t> sweep_sizes(uint64_t min_bytes, uint64_t max_bytes, double
 }
 
 SizeClip clip_max_bytes(uint64_t min_bytes, uint64_t max_bytes, double factor, uint64_t usable_bytes, int buffers,
-                        uint64_t max_elements, const std::string& usable_why) {
+                        uint64_t max_call_bytes, const std::string& usable_why) {
   const uint64_t per_buffer = usable_bytes / static_cast<uint64_t>(std::max(buffers, 1));
-  const uint64_t element_limit = max_elements * 8;  // a double: the largest element the sweep uses
-  const uint64_t limit = std::min(per_buffer, element_limit);
+  const uint64_t limit = std::min(per_buffer, max_call_bytes);
   SizeClip clip{max_bytes, ""};
   if (max_bytes <= limit) return clip;
   const auto sizes = sweep_sizes(min_bytes, max_bytes, factor);
   auto fits = std::find_if(sizes.rbegin(), sizes.rend(), [&](uint64_t s) { return s <= limit; });
   clip.max_bytes = fits == sizes.rend() ? 0 : *fits;
-  clip.reason = per_buffer <= element_limit
+  clip.reason = per_buffer <= max_call_bytes
                     ? fmt::format("{} clipped to {}: each rank can use {} ({}) for {} buffers of the top size", format_size(max_bytes),
                                   format_size(clip.max_bytes), format_size(usable_bytes), usable_why, buffers)
-                    : fmt::format("{} clipped to {}: one call takes at most {} elements", format_size(max_bytes),
-                                  format_size(clip.max_bytes), max_elements);
+                    : fmt::format("{} clipped to {}: one call takes at most {} bytes (counts of at most 2^31-1 elements per rank)",
+                                  format_size(max_bytes), format_size(clip.max_bytes), max_call_bytes);
   return clip;
+}
+
+uint64_t max_call_bytes(CollOp op, DataType type, int ranks, uint64_t max_count) {
+  if (!chunked(op)) return UINT64_MAX;  // split_count
+  const uint64_t per_rank = max_count / (16 / static_cast<uint64_t>(size_of(type))) * (16 / static_cast<uint64_t>(size_of(type)));
+  const uint64_t bytes_per_rank = per_rank * static_cast<uint64_t>(size_of(type));
+  const uint64_t n = static_cast<uint64_t>(std::max(ranks, 1));
+  return bytes_per_rank > UINT64_MAX / n ? UINT64_MAX : bytes_per_rank * n;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> split_count(uint64_t count, uint64_t max_count) {
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;
+  if (max_count == 0) return pieces;
+  for (uint64_t offset = 0; offset < count; offset += max_count) pieces.emplace_back(offset, std::min(max_count, count - offset));
+  return pieces;
 }
 
 CollTiming coll_timing(CollOp op, uint64_t bytes, int ranks, double seconds_per_call, uint64_t wrong) {

@@ -30,8 +30,9 @@ bool reduces(CollOp op);  // allreduce and reduce_scatter combine values; the ot
 double bus_factor(CollOp op, int ranks);
 
 // Elements per rank-local chunk of a call of `bytes` (nccl-tests' size column): allgather,
-// reduce_scatter and alltoall split `bytes` into `ranks` chunks, the others use the whole buffer.
-// 0 when the size is too small for one element per chunk (the size is then left out).
+// reduce_scatter and alltoall split `bytes` into `ranks` chunks rounded down to 16 bytes, as
+// nccl-tests does; the others use the whole buffer. 0 when the size is too small for one element
+// per chunk (the size is then left out).
 uint64_t chunk_elements(CollOp op, uint64_t bytes, DataType type, int ranks);
 // Elements of the call as nccl-tests prints them (the whole buffer).
 uint64_t call_elements(CollOp op, uint64_t bytes, DataType type, int ranks);
@@ -43,10 +44,18 @@ struct SizeClip {
   uint64_t max_bytes = 0;  // the top size that will run
   std::string reason;      // empty when nothing was clipped
 };
-// The largest sweep size (min * factor^k) not above what one rank can hold: `usable_bytes` for
-// `buffers` buffers of the top size each, and at most `max_elements` per call (MPI counts are int).
+// The largest sweep size (min * factor^k) not above what one rank can hold (`usable_bytes` for
+// `buffers` buffers of the top size each) nor above `max_call_bytes`, the most one call can take.
 SizeClip clip_max_bytes(uint64_t min_bytes, uint64_t max_bytes, double factor, uint64_t usable_bytes, int buffers,
-                        uint64_t max_elements, const std::string& usable_why);
+                        uint64_t max_call_bytes, const std::string& usable_why);
+
+// The most bytes one call of `op` can take when its counts are at most `max_count` elements
+// (MPI's int): the per-rank count of allgather, reduce_scatter and alltoall limits them; allreduce
+// and broadcast are split into calls of at most `max_count` (split_count), so nothing limits them.
+uint64_t max_call_bytes(CollOp op, DataType type, int ranks, uint64_t max_count);
+
+// [offset, count) pieces of at most `max_count` elements covering `count` elements.
+std::vector<std::pair<uint64_t, uint64_t>> split_count(uint64_t count, uint64_t max_count);
 
 struct SweepOptions {
   std::string engine = "auto";  // "nccl", "mpi" or "auto" (NCCL when every node has a GPU)
@@ -62,10 +71,11 @@ struct SweepOptions {
   bool in_place = true;         // also time the in-place form (allreduce, allgather, broadcast)
   bool ring = false;            // NCCL_ALGO=Ring for the groups (Tree can beat the NIC at 2 nodes)
   double timeout_s = 120;       // deadline of every wait on the collective
+  std::string time_stat = "avg";  // a row's time over the ranks: "avg" (nccl-tests' default) or "max" (the slowest)
 };
 
 struct CollTiming {
-  double time_us = 0;      // per call, slowest rank
+  double time_us = 0;      // per call: the ranks' average or the slowest rank's (CollResult::time_stat)
   double algbw_GBps = 0;
   double busbw_GBps = 0;
   uint64_t wrong = 0;      // elements that differed from the expected result, all ranks
@@ -90,9 +100,10 @@ struct CollResult {
   std::string reason;
   std::vector<CollRow> rows;
   double peak_busbw_GBps = 0;
+  std::string time_stat = "max";  // how the rows' times combine the ranks: "avg" or "max" (reports before it: max)
 };
 
-// Timing of one form of a call that took `seconds_per_call` on the slowest of `ranks` ranks.
+// Timing of one form of a call that took `seconds_per_call` (the ranks' average or the slowest).
 CollTiming coll_timing(CollOp op, uint64_t bytes, int ranks, double seconds_per_call, uint64_t wrong);
 double peak_busbw(const std::vector<CollRow>& rows);
 
@@ -104,9 +115,9 @@ std::string coll_row_line(const CollRow& row);
 // Node-count groups of the scaling runs: 1, 2, 4, ... and always all nodes.
 std::vector<int> scaling_node_counts(int nodes);
 
-FABRICPROOF_JSON(SweepOptions, engine, ops, dtype, redop, min_bytes, max_bytes, factor, iters, warmup, in_place, ring, timeout_s)
+FABRICPROOF_JSON(SweepOptions, engine, ops, dtype, redop, min_bytes, max_bytes, factor, iters, warmup, in_place, ring, timeout_s, time_stat)
 FABRICPROOF_JSON(CollTiming, time_us, algbw_GBps, busbw_GBps, wrong)
 FABRICPROOF_JSON(CollRow, bytes, count, dtype, redop, out_of_place, in_place)
-FABRICPROOF_JSON(CollResult, engine, op, nodes, ranks, hosts, status, reason, rows, peak_busbw_GBps)
+FABRICPROOF_JSON(CollResult, engine, op, nodes, ranks, hosts, status, reason, rows, peak_busbw_GBps, time_stat)
 
 }  // namespace fabricproof

@@ -1,8 +1,10 @@
 #pragma once
 // The data of a verified collective call, shared by the host check (MPI engine) and the CUDA
-// kernels (NCCL engine), like nccl-tests' -c: every input element is a small integer that depends
-// on (rank, index), so every result element is known without a copy of any peer's data. Values stay
-// in 1..16, so sums over a million ranks stay exact in float and int32.
+// kernels (NCCL engine), like nccl-tests' -c: every input element is a small integer drawn from a
+// hash of (rank, index), so every result element is known without a copy of any peer's data, and
+// the pattern has no short period: no two ranks send the same data, and a block delivered shifted
+// by any number of elements, or from the wrong rank, differs in about 15 of every 16 elements.
+// Values stay in 1..16, so sums over a million ranks stay exact in float and int32.
 #include <cstdint>
 
 #include "core/collective_types.hpp"
@@ -10,8 +12,18 @@
 
 namespace fabricproof {
 
+// splitmix64's finaliser: every input bit changes every output bit with probability 1/2.
+FABRICPROOF_HOST_DEVICE inline uint64_t coll_mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 FABRICPROOF_HOST_DEVICE inline double coll_input_value(int rank, uint64_t index) {
-  return static_cast<double>(1 + (index * 7 + static_cast<uint64_t>(rank) * 13) % 16);
+  const uint64_t seed = coll_mix(static_cast<uint64_t>(rank) + 0x9e3779b97f4a7c15ull);  // one stream per rank
+  return static_cast<double>(1 + (coll_mix(seed ^ index) >> 60));
 }
 
 FABRICPROOF_HOST_DEVICE inline double coll_combine(ReduceOp op, double a, double b) {
@@ -50,10 +62,11 @@ FABRICPROOF_HOST_DEVICE inline double coll_expected_value(CollOp op, ReduceOp re
 }
 
 // Where the input starts inside the output buffer for the in-place form (elements), or -1 when
-// the op has no in-place form here. NCCL and MPI agree on these three: allreduce and broadcast
-// use the whole buffer, allgather finds each rank's chunk at rank x chunk.
+// the op has no in-place form here. NCCL and MPI agree on these: allreduce and broadcast use the
+// whole buffer, allgather finds each rank's chunk at rank x chunk, reduce_scatter reads the whole
+// buffer (the result's place in it differs: NCCL at rank x chunk, MPI_IN_PLACE at 0).
 FABRICPROOF_HOST_DEVICE inline int64_t coll_in_place_offset(CollOp op, int rank, uint64_t chunk) {
-  if (op == CollOp::allreduce || op == CollOp::broadcast) return 0;
+  if (op == CollOp::allreduce || op == CollOp::broadcast || op == CollOp::reduce_scatter) return 0;
   if (op == CollOp::allgather) return static_cast<int64_t>(static_cast<uint64_t>(rank) * chunk);
   return -1;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // GPUDirect RDMA: the same RDMA writes on GPU memory and on host memory, compared pair by pair.
 // Pure: the two verbs sections and each rank's registration record in, findings out.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,11 +18,13 @@ struct GpuRegistration {
   int rank = 0;
   std::string host;
   std::optional<int> gpu;
-  std::string path;
-  std::string dmabuf;
+  std::string path;       // of the last allocation: "dmabuf" or "peermem" ("" when none worked)
+  std::string dmabuf;     // why DMA-BUF did not work ("" when it did or was not tried)
   std::string peermem;
+  std::map<std::string, int> allocations;  // every allocation's path ("dmabuf", "peermem", "failed") and how often
+  std::string flush;  // how received data is made visible to the check kernel (GPUDirect RDMA write ordering)
 };
-FABRICPROOF_JSON(GpuRegistration, rank, host, gpu, path, dmabuf, peermem)
+FABRICPROOF_JSON(GpuRegistration, rank, host, gpu, path, dmabuf, peermem, allocations, flush)
 
 // Findings: a rank that could not register GPU memory fails ("GPUDirect not available", with the
 // reasons); per pair and direction, GPU / host write bandwidth >= gpudirect.ratio_pass passes,

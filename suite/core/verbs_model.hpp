@@ -33,6 +33,7 @@ struct VerbsEndpoint {
 struct VerbsOptions {
   uint64_t bw_bytes = 65536;      // perftest's default message size for bandwidth
   double duration_s = 2.0;        // per test and direction; 0 = use iterations
+  std::optional<double> margin_s; // duration mode: warm-up and cool-down left out of the window (default duration / 4, as perftest's -D)
   uint64_t iterations = 0;
   int qps = 1;
   int tx_depth = 128;
@@ -43,6 +44,10 @@ struct VerbsOptions {
   std::string mode = "rounds";    // "rounds" (disjoint pairs concurrently) or "isolated"
   std::string rails = "matched";  // "matched" (mlx5_0 <-> mlx5_0) or "all"
   double timeout_s = 30;          // deadline of every wait inside a pair
+  std::optional<int> traffic_class;  // IP ToS / GRH traffic class of every QP (--verbs-tclass, else NCCL_IB_TC)
+  std::string traffic_class_source;  // "--verbs-tclass", "NCCL_IB_TC" or "" (the device default)
+  // The window of a duration-mode test: `margin` at each end is left out.
+  double margin() const { return margin_s.value_or(duration_s / 4); }
 };
 
 struct LatencyStats {
@@ -87,8 +92,8 @@ struct VerbsSection {
 };
 
 FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state, pci, serial)
-FABRICPROOF_JSON(VerbsOptions, bw_bytes, duration_s, iterations, qps, tx_depth, gid_index, lat_bytes, lat_iterations, tests,
-                 mode, rails, timeout_s)
+FABRICPROOF_JSON(VerbsOptions, bw_bytes, duration_s, margin_s, iterations, qps, tx_depth, gid_index, lat_bytes, lat_iterations, tests,
+                 mode, rails, timeout_s, traffic_class, traffic_class_source)
 FABRICPROOF_JSON(LatencyStats, min_usec, avg_usec, p50_usec, p99_usec, max_usec, samples)
 FABRICPROOF_JSON(TestResult, test, from, to, status, reason, bytes, messages, seconds, gbps, latency, verified, mismatches)
 FABRICPROOF_JSON(PairResult, task, round, a, b, tests, counter_deltas)

@@ -34,12 +34,18 @@ ibv_mr* register_dmabuf(ibv_pd* pd, void* ptr, size_t bytes, int device, std::st
     why = "the CUDA driver has no cuMemGetHandleForAddressRange";
     return nullptr;
   }
+  // The exported range must start and end on host pages; the MR then starts `offset` into the
+  // dma-buf (perftest's cuda_memory.c), whatever alignment cudaMalloc gave the pointer.
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const auto address = reinterpret_cast<uint64_t>(ptr);
+  const uint64_t aligned = address & ~(page - 1), offset = address - aligned;
+  const uint64_t span = (offset + bytes + page - 1) / page * page;
   int fd = -1;
-  if (const CUresult r = get_handle(&fd, reinterpret_cast<CUdeviceptr>(ptr), bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0); r != CUDA_SUCCESS) {
+  if (const CUresult r = get_handle(&fd, static_cast<CUdeviceptr>(aligned), span, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0); r != CUDA_SUCCESS) {
     why = fmt::format("cuMemGetHandleForAddressRange: CUresult {}", static_cast<int>(r));
     return nullptr;
   }
-  ibv_mr* mr = ibv_reg_dmabuf_mr(pd, 0, bytes, reinterpret_cast<uint64_t>(ptr), fd, kAccess);
+  ibv_mr* mr = ibv_reg_dmabuf_mr(pd, offset, bytes, address, fd, kAccess);
   const int error = errno;
   close(fd);  // the MR holds its own reference to the dma-buf
   if (!mr) why = fmt::format("ibv_reg_dmabuf_mr: {} ({})", std::strerror(error), error);
@@ -59,7 +65,20 @@ ibv_mr* register_peermem(ibv_pd* pd, void* ptr, size_t bytes, std::string& why) 
 
 }  // namespace
 
-CudaMemoryProvider::CudaMemoryProvider(int device) : device_(device) { registration_.gpu = device; }
+// Whether GPUDirect RDMA writes must be flushed before a kernel on this GPU reads them: devices
+// that do not order them for their own context (cudaDevAttrGPUDirectRDMAWritesOrdering below
+// Owner; NCCL flushes below compute capability 9.0) need cudaDeviceFlushGPUDirectRDMAWrites.
+CudaMemoryProvider::CudaMemoryProvider(int device) : device_(device) {
+  registration_.gpu = device;
+  int ordering = 0, options = 0;
+  const bool known = cudaDeviceGetAttribute(&ordering, cudaDevAttrGPUDirectRDMAWritesOrdering, device) == cudaSuccess &&
+                     cudaDeviceGetAttribute(&options, cudaDevAttrGPUDirectRDMAFlushWritesOptions, device) == cudaSuccess;
+  flush_ = known && ordering < cudaGPUDirectRDMAWritesOrderingOwner && (options & cudaFlushGPUDirectRDMAWritesOptionHost);
+  registration_.flush = !known ? "unknown (attributes unreadable)"
+                        : ordering >= cudaGPUDirectRDMAWritesOrderingOwner ? "not needed (the GPU orders RDMA writes for its own context)"
+                        : flush_ ? "cudaDeviceFlushGPUDirectRDMAWrites before each check"
+                                 : "needed but unsupported (no flush option on this GPU): payload checks may see stale data";
+}
 
 verbs::Buffer CudaMemoryProvider::allocate(ibv_pd* pd, size_t bytes) {
   const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
@@ -81,6 +100,7 @@ verbs::Buffer CudaMemoryProvider::allocate(ibv_pd* pd, size_t bytes) {
     b.mr.reset(register_peermem(pd, ptr, rounded, registration_.peermem));
     if (b.mr) registration_.path = "peermem";
   }
+  ++registration_.allocations[registration_.path.empty() ? "failed" : registration_.path];
   if (!b.mr)
     throw verbs::VerbsError("GPUDirect registration", EFAULT,
                             fmt::format("GPU {}: dmabuf: {}; peermem: {}", device_, registration_.dmabuf, registration_.peermem));
@@ -93,6 +113,10 @@ void CudaMemoryProvider::fill(verbs::Buffer& buffer, size_t offset, size_t bytes
 }
 
 uint64_t CudaMemoryProvider::mismatches(const verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) {
+  if (flush_)
+    if (const auto e = cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice, cudaFlushGPUDirectRDMAWritesToOwner);
+        e != cudaSuccess)
+      throw verbs::VerbsError("cudaDeviceFlushGPUDirectRDMAWrites", 0, cuda_text(e));
   uint64_t wrong = 0;
   if (auto error = kernels::count_mismatches(static_cast<const char*>(buffer.addr()) + offset, bytes, seed, &wrong); !error.empty())
     throw verbs::VerbsError("count_mismatches", 0, error);

@@ -21,6 +21,7 @@ class CudaMemoryProvider : public verbs::MemoryProvider {
 
  private:
   int device_;
+  bool flush_ = false;  // flush GPUDirect RDMA writes before a check kernel reads them
   GpuRegistration registration_;
 };
 

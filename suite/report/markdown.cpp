@@ -56,6 +56,10 @@ void collectives_tables(std::string& md, const nlohmann::json& c) {
   md += fmt::format("\n## Collective sweeps ({} engine)\n\n", cell(field(c, "engine")));
   const auto clip = c.value("clip", nlohmann::json::object());
   if (!field(clip, "reason").empty()) md += fmt::format("Top size: {}.\n\n", cell(field(clip, "reason")));
+  const auto results = c.value("results", nlohmann::json::array());
+  if (!results.empty() && results[0].is_object() && results[0].contains("time_stat"))
+    md += fmt::format("Time per call: {} (`--time-stat`; nccl-tests averages the ranks by default).\n\n",
+                      field(results[0], "time_stat") == "max" ? "the slowest rank's" : "the average of the ranks");
   md += "| engine | op | bytes | nodes: busbw (GB/s), x of 1 node |\n|---|---|---|---|\n";
   for (const auto& s : c.value("scaling", nlohmann::json::array())) {
     std::vector<std::string> groups;

@@ -8,6 +8,9 @@
 #include <deque>
 #include <memory>
 #include <thread>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "core/pattern.hpp"
 #include "probe/file_reader.hpp"
@@ -29,6 +32,26 @@ void back_off(Clock::time_point idle_since) {
 }
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// The latency loop's clock: the CPU's cycle counter, as perftest's get_cycles(). clock_gettime is
+// a system call where the clocksource has no vDSO (HPET: the lab's guests), and one per round trip
+// then adds its own cost to every sample. Calibrated once against the steady clock.
+#if defined(__x86_64__) || defined(__i386__)
+uint64_t cycles() { return __rdtsc(); }
+double usec_per_cycle() {
+  static const double value = [] {
+    const auto t0 = Clock::now();
+    const uint64_t c0 = cycles();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const uint64_t c1 = cycles();
+    return seconds_between(t0, Clock::now()) * 1e6 / static_cast<double>(std::max<uint64_t>(c1 - c0, 1));
+  }();
+  return value;
+}
+#else
+uint64_t cycles() { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count()); }
+double usec_per_cycle() { return 1e-3; }
+#endif
 Clock::time_point after(double seconds) { return Clock::now() + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)); }
 
 std::string wc_error(const ibv_wc& wc) {
@@ -51,7 +74,8 @@ std::vector<Step> steps_for(const VerbsOptions& options) {
 // What one side measured in a step.
 struct Local {
   std::string error;
-  uint64_t messages = 0;
+  uint64_t messages = 0;  // the measured ones (duration mode: inside the window)
+  uint64_t total = 0;     // every message sent: what a SEND receiver waits for
   double seconds = 0;
   std::vector<double> latency_usec;
   uint64_t verified = 0;
@@ -60,7 +84,7 @@ struct Local {
 };
 
 json to_json_local(const Local& l) {
-  json j = {{"error", l.error}, {"messages", l.messages}, {"seconds", l.seconds}};
+  json j = {{"error", l.error}, {"messages", l.messages}, {"total", l.total}, {"seconds", l.seconds}};
   if (l.has_payload_check) j["verified"] = l.verified, j["mismatches"] = l.mismatches;
   return j;
 }
@@ -74,6 +98,7 @@ struct StreamParams {
   size_t qps = 1;
   int slots = 1;  // SEND: cycle through the pattern-filled send slots
   double timeout_s = 30;
+  double margin_s = 0;  // duration mode: the window leaves out this much at each end
 };
 
 // Work requests in flight on one QP when only one in `cq_mod` is signalled (as perftest does):
@@ -133,7 +158,7 @@ std::string post_send(ibv_qp* qp, ibv_wr_opcode opcode, void* local, uint32_t le
   return "";
 }
 
-// Reaps completions; returns false (with out.error set) on an error status.
+// Reaps send completions; returns false (with out.error set) on an error status.
 bool reap(ibv_cq* cq, std::vector<SendQueue>& queues, const RcEndpoint& ep, uint64_t& completed_messages, std::string& error) {
   ibv_wc wc[16];
   const int n = ibv_poll_cq(cq, 16, wc);
@@ -146,14 +171,17 @@ bool reap(ibv_cq* cq, std::vector<SendQueue>& queues, const RcEndpoint& ep, uint
       error = wc_error(wc[i]);
       return false;
     }
+    if (wc[i].opcode & IBV_WC_RECV) continue;  // not a send's (the send CQ has none; checked all the same)
     const int q = ep.qp_index(wc[i].qp_num);
     if (q >= 0) completed_messages += static_cast<uint64_t>(queues[static_cast<size_t>(q)].completed());
   }
   return true;
 }
 
-// Posts RDMA WRITEs (or SENDs) back to back, keeping tx_depth in flight per QP; measures from the
-// first post to the last completion, like ib_write_bw / ib_send_bw in duration or iteration mode.
+// Posts RDMA WRITEs (or SENDs) back to back, keeping tx_depth in flight per QP, like ib_write_bw /
+// ib_send_bw. Iteration mode measures from the first post to the last completion; duration mode,
+// like perftest's -D, counts the completions inside a window that leaves out `margin` at each end
+// (the ramp-up while the queue fills, and the drain), so a short run is not flattered or penalised.
 Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p) {
   Local out;
   std::vector<SendQueue> queues(p.qps, SendQueue(p.tx_depth, std::max(1, std::min(p.tx_depth / 2, 64))));
@@ -161,6 +189,12 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
   bool stop = false;
   const auto start = Clock::now();
   auto last_progress = start, last_completion = start;
+  struct Window {
+    bool open = false, closed = false;
+    Clock::time_point since{}, until{};
+    uint64_t first = 0, last = 0;
+  } window;
+  const bool windowed = p.duration_s > 0;
   auto post = [&](size_t q, uint32_t length, bool is_message) {
     auto& queue = queues[q];
     const bool signaled = !is_message || queue.next_is_signaled();
@@ -183,23 +217,37 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
         ++posted;
       }
     }
-    if (stop)  // unsignalled WRs at the end: a zero-length signalled WR completes after them
+    if (stop)  // unsignalled WRs at the end: a zero-length signalled WR completes after them,
+      // posted once the queue has room for it (never beyond max_send_wr)
       for (size_t q = 0; q < p.qps && out.error.empty(); ++q)
-        if (queues[q].needs_flush()) post(q, 0, false);
+        if (queues[q].needs_flush() && !queues[q].full()) post(q, 0, false);
     if (!out.error.empty()) break;
     const uint64_t before = completed;
-    if (!reap(ep.cq(), queues, ep, completed, out.error)) break;
+    if (!reap(ep.send_cq(), queues, ep, completed, out.error)) break;
     const auto now = Clock::now();
     if (completed != before) last_progress = last_completion = now;
     else back_off(last_progress);
+    const double elapsed = seconds_between(start, now);
+    if (windowed && !window.open && elapsed >= p.margin_s) window = {true, false, now, now, completed, completed};
+    if (windowed && window.open && !window.closed && elapsed >= p.duration_s - p.margin_s) {
+      window.closed = true;
+      window.until = now;
+      window.last = completed;
+    }
     if (stop && std::all_of(queues.begin(), queues.end(), [](const SendQueue& q) { return q.idle(); })) break;
     if (seconds_between(last_progress, now) > p.timeout_s) {
       out.error = fmt::format("no completion for {} s ({} messages outstanding)", p.timeout_s, posted - completed);
       break;
     }
   }
-  out.messages = completed;
-  out.seconds = seconds_between(start, last_completion);
+  out.total = completed;
+  if (windowed && window.closed && window.last > window.first) {
+    out.messages = window.last - window.first;
+    out.seconds = seconds_between(window.since, window.until);
+  } else {
+    out.messages = completed;
+    out.seconds = seconds_between(start, last_completion);
+  }
   return out;
 }
 
@@ -225,7 +273,7 @@ class Receiver {
     ibv_wc wc[16];
     uint64_t polls = 0;
     while (true) {
-      const int n = ibv_poll_cq(ep_.cq(), 16, wc);
+      const int n = ibv_poll_cq(ep_.recv_cq(), 16, wc);
       if (n == 0) back_off(last_progress);
       for (int i = 0; i < n; ++i) {
         if (wc[i].status != IBV_WC_SUCCESS) {
@@ -251,7 +299,7 @@ class Receiver {
         if (auto message = channel.poll()) {
           sender_result = json::parse(*message);
           if (!sender_result.value("error", "").empty()) return out;  // the sender failed: stop
-          expected = sender_result.value("messages", uint64_t{0});
+          expected = sender_result.value("total", sender_result.value("messages", uint64_t{0}));
         }
       }
       if (expected && out.messages >= *expected) return out;
@@ -314,7 +362,7 @@ Local ping_pong(RcEndpoint& ep, const ConnectionInfo& remote, bool initiator, ui
     ibv_wc wc{};
     return spin_until(
         [&] {
-          const int n = ibv_poll_cq(ep.cq(), 1, &wc);
+          const int n = ibv_poll_cq(ep.send_cq(), 1, &wc);
           if (n < 0) out.error = "ibv_poll_cq failed";
           if (n > 0 && wc.status != IBV_WC_SUCCESS) out.error = wc_error(wc);
           return n != 0;
@@ -323,22 +371,32 @@ Local ping_pong(RcEndpoint& ep, const ConnectionInfo& remote, bool initiator, ui
   };
   auto arrived = [&](uint8_t value) { return spin_until([&] { return mine[last] == value; }, "the peer's write did not arrive"); };
   out.latency_usec.reserve(iterations);
-  auto previous = Clock::now();
+  const double scale = usec_per_cycle() / 2;  // one-way: half the round trip
+  uint64_t previous = cycles();
   for (uint64_t i = 0; i < iterations; ++i) {
     const auto value = static_cast<uint8_t>((i + 1) & 0xff);
     if (initiator) {
-      // Like perftest, time from post to post: one clock read per round trip.
-      const auto now = Clock::now();
-      if (i > 0) out.latency_usec.push_back(seconds_between(previous, now) * 1e6 / 2);
+      // Like perftest, time from post to post: one cycle-counter read per round trip.
+      const uint64_t now = cycles();
+      if (i > 0) out.latency_usec.push_back(static_cast<double>(now - previous) * scale);
       previous = now;
       if (!write(value) || !arrived(value)) break;
-      if (i + 1 == iterations) out.latency_usec.push_back(seconds_between(previous, Clock::now()) * 1e6 / 2);
+      if (i + 1 == iterations) out.latency_usec.push_back(static_cast<double>(cycles() - previous) * scale);
     } else if (!arrived(value) || !write(value)) {
       break;
     }
   }
   out.messages = out.latency_usec.size();
   return out;
+}
+
+// Discards completions left from an earlier step (the closing zero-length SEND's receive, a
+// batch that completed after its step ended).
+void drain(RcEndpoint& ep) {
+  ibv_wc wc[16];
+  for (ibv_cq* cq : {ep.send_cq(), ep.recv_cq()})
+    while (ibv_poll_cq(cq, 16, wc) > 0) {
+    }
 }
 
 std::map<std::string, uint64_t> counters(const PairPlan& plan) {
@@ -425,6 +483,7 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
     config.device = plan.self.device;
     config.port = plan.self.port;
     config.gid_index = o.gid_index ? o.gid_index : plan.self.gid_index;
+    config.traffic_class = o.traffic_class;
     config.qps = std::max(1, o.qps);
     config.tx_depth = std::max(2, o.tx_depth);
     // Receives outnumber sends in flight, as in perftest (rx_depth 512 vs tx_depth 128), so a
@@ -475,6 +534,8 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
         p.tx_depth = config.tx_depth;
         p.qps = ep->qp_count();
         p.timeout_s = o.timeout_s;
+        p.margin_s = o.margin();
+        drain(*ep);  // nothing of the previous step may count in this one
         std::unique_ptr<Receiver> receiver;
         std::string ready_error;
         if (step.test == "send_bw") {
@@ -500,7 +561,7 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
         json theirs;
         const double wait = (o.iterations ? o.timeout_s : o.duration_s) + o.timeout_s + 10;
         if (step.test == "write_lat") {
-          mine = ping_pong(*ep, remote, i_am_a, std::clamp<uint64_t>(o.lat_bytes, 1, kLatencySourceOffset), o.lat_iterations, o.timeout_s);
+          mine = ping_pong(*ep, remote, i_am_a, o.lat_bytes, o.lat_iterations, o.timeout_s);  // <= kLatencySourceOffset (the CLI bounds it)
           theirs = exchange(to_json_local(mine), wait);
         } else if (receiver) {
           mine = receiver->run(channel, o.timeout_s, theirs);

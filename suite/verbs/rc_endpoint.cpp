@@ -36,13 +36,15 @@ RcEndpoint::RcEndpoint(const EndpointConfig& config, MemoryProvider& memory) : c
     throw VerbsError("ibv_query_gid", errno, fmt::format("{} port {} index {}", config.device, config.port, *config.gid_index));
   pd_.reset(ibv_alloc_pd(context_.get()));
   if (!pd_) throw VerbsError("ibv_alloc_pd", errno, config.device);
-  const int cqe = config.tx_depth * config.qps + config.rx_depth + 64;
-  cq_.reset(ibv_create_cq(context_.get(), cqe, nullptr, nullptr, 0));
-  if (!cq_) throw VerbsError("ibv_create_cq", errno, fmt::format("{} entries", cqe));
+  const int send_cqe = config.tx_depth * config.qps + 64, recv_cqe = config.rx_depth + 64;
+  send_cq_.reset(ibv_create_cq(context_.get(), send_cqe, nullptr, nullptr, 0));
+  if (!send_cq_) throw VerbsError("ibv_create_cq", errno, fmt::format("send CQ of {} entries", send_cqe));
+  recv_cq_.reset(ibv_create_cq(context_.get(), recv_cqe, nullptr, nullptr, 0));
+  if (!recv_cq_) throw VerbsError("ibv_create_cq", errno, fmt::format("receive CQ of {} entries", recv_cqe));
   for (int i = 0; i < config.qps; ++i) {
     ibv_qp_init_attr init{};
-    init.send_cq = cq_.get();
-    init.recv_cq = cq_.get();
+    init.send_cq = send_cq_.get();
+    init.recv_cq = recv_cq_.get();
     init.qp_type = IBV_QPT_RC;
     init.cap.max_send_wr = static_cast<uint32_t>(config.tx_depth);
     init.cap.max_recv_wr = static_cast<uint32_t>(config.rx_depth);
@@ -112,6 +114,9 @@ void RcEndpoint::connect(const ConnectionInfo& remote) {
       attr.ah_attr.grh.dgid = gid_from_hex(remote.gid);
       attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(*config_.gid_index);
       attr.ah_attr.grh.hop_limit = 64;  // routed RoCE (L3 fabrics) needs more than rc_pingpong's 1
+      // The class NCCL's traffic will carry: on DSCP-classified lossless RoCE the tests then run
+      // in the same PFC priority and ETS class as NCCL, not in the default one.
+      if (config_.traffic_class) attr.ah_attr.grh.traffic_class = static_cast<uint8_t>(*config_.traffic_class);
     }
     modify(qps_[i].get(), attr,
            IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,

@@ -1,6 +1,6 @@
 #pragma once
 // One side of a reliable-connected (RC) pair, brought up in rdma-core's rc_pingpong order:
-// device -> PD -> CQ -> QPs -> memory; then INIT -> RTR -> RTS with the peer's {lid, qpn, psn,
+// device -> PD -> CQs -> QPs -> memory; then INIT -> RTR -> RTS with the peer's {lid, qpn, psn,
 // gid}. Members are declared in creation order so that destruction runs in reverse.
 #include <cstdint>
 #include <optional>
@@ -31,6 +31,7 @@ struct EndpointConfig {
   std::string device;
   int port = 1;
   std::optional<int> gid_index;  // required on RoCE; optional on InfiniBand (then GRH is used)
+  std::optional<int> traffic_class;  // GRH traffic class (RoCE: the IP ToS, DSCP << 2 | ECN), as NCCL_IB_TC sets it
   int qps = 1;
   int tx_depth = 128;
   int rx_depth = 128;
@@ -49,7 +50,10 @@ class RcEndpoint {
   void connect(const ConnectionInfo& remote);
 
   const EndpointConfig& config() const { return config_; }
-  ibv_cq* cq() const { return cq_.get(); }
+  // Sends and receives complete on separate CQs, as in perftest: a late receive completion (the
+  // closing zero-length SEND of a step) can never be taken for a send completion of the next.
+  ibv_cq* send_cq() const { return send_cq_.get(); }
+  ibv_cq* recv_cq() const { return recv_cq_.get(); }
   ibv_qp* qp(size_t i) const { return qps_.at(i).get(); }
   size_t qp_count() const { return qps_.size(); }
   int qp_index(uint32_t qp_num) const;
@@ -65,7 +69,8 @@ class RcEndpoint {
   EndpointConfig config_;
   Context context_;
   ProtectionDomain pd_;
-  CompletionQueue cq_;
+  CompletionQueue send_cq_;
+  CompletionQueue recv_cq_;
   std::vector<QueuePair> qps_;
   Buffer buffer_;
   Buffer latency_;

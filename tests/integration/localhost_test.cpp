@@ -91,6 +91,7 @@ TEST(Localhost, MpiAllreduceSweepEightBytesTo64M) {
     }
   }
   EXPECT_GT(result["peak_busbw_GBps"].get<double>(), 0);
+  EXPECT_EQ(result["time_stat"], "avg") << "a row's time is the ranks' average by default, as in nccl-tests";
   ASSERT_EQ(section["scaling"].size(), 1u);
   EXPECT_EQ(section["scaling"][0]["bytes"], 64 << 20);
   EXPECT_EQ(findings_with_id(report, "collective_data").at(0)["verdict"], "pass");
@@ -149,6 +150,31 @@ TEST(Localhost, CompareExitCodesAndFiles) {
   bool named = false;
   for (const auto& f : out["findings"]) named |= f["id"] == "compare_node" && f["verdict"] == "fail";
   EXPECT_TRUE(named);
+}
+
+// Sizes as nccl-tests computes them (per-rank counts rounded down to 16 bytes: 1 KiB of float on 3
+// ranks moves 1008 bytes), in-place reduce_scatter, and --time-stat max, all verified elementwise.
+TEST(Localhost, ChunkedOpsOnThreeRanksCountLikeNcclTestsAndVerify) {
+  test::TempDir tmp("chunked");
+  const auto o = run_shell(mpirun(3) + " run --phases collectives --collective-engine mpi --collective-ops allgather,reduce_scatter,alltoall"
+                                       " --min-bytes 1K --max-bytes 64K --time-stat max --out " + tmp.path().string(),
+                           tmp.path() / "log");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const auto results = read_report(tmp.path())["collectives"]["results"];
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) {
+    ASSERT_FALSE(r["rows"].empty()) << r["op"];
+    EXPECT_EQ(r["status"], "ok") << r.dump();
+    EXPECT_EQ(r["time_stat"], "max");
+    EXPECT_EQ(r["rows"][0]["bytes"], 1008) << r["op"] << ": 1024 B on 3 ranks is 84 floats per rank, 1008 bytes";
+    for (const auto& row : r["rows"]) {
+      EXPECT_EQ(row["out_of_place"]["wrong"], 0) << r["op"] << " at " << row["bytes"];
+      if (r["op"] == "reduce_scatter") {
+        ASSERT_TRUE(row["in_place"].is_object()) << "in-place reduce_scatter is timed and verified";
+        EXPECT_EQ(row["in_place"]["wrong"], 0) << "in-place reduce_scatter at " << row["bytes"];
+      }
+    }
+  }
 }
 
 TEST(Localhost, JsonLinesPrintsOneEventPerLine) {

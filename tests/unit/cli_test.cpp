@@ -101,5 +101,32 @@ TEST(Cli, HelpExitsZeroWithUsage) {
   EXPECT_NE(cl.message.find("--expect-nodes"), std::string::npos);
 }
 
+// Issue 14's options: the time statistic, the traffic class, the duration window, and a GPU
+// payload size the GPUDirect check can verify (4-byte words), refused before any pair starts.
+TEST(Cli, TimeStatTrafficClassAndMargin) {
+  auto cl = parse({"run", "--out", "d", "--time-stat", "max", "--verbs-tclass", "106", "--verbs-duration", "4", "--verbs-margin", "1"});
+  ASSERT_FALSE(cl.exit_code) << cl.message;
+  EXPECT_EQ(cl.run.collectives.time_stat, "max");
+  EXPECT_EQ(cl.run.verbs.traffic_class, 106);
+  EXPECT_EQ(cl.run.verbs.traffic_class_source, "--verbs-tclass");
+  EXPECT_DOUBLE_EQ(cl.run.verbs.margin(), 1.0);
+  EXPECT_EQ(parse({"run", "--out", "d"}).run.collectives.time_stat, "avg") << "nccl-tests' default";
+  EXPECT_DOUBLE_EQ(parse({"run", "--out", "d", "--verbs-duration", "2"}).run.verbs.margin(), 0.5) << "perftest's duration / 4";
+  EXPECT_EQ(parse({"run", "--out", "d", "--time-stat", "median"}).exit_code, 2);
+  EXPECT_EQ(parse({"run", "--out", "d", "--verbs-tclass", "256"}).exit_code, 2);
+  const auto window = parse({"run", "--out", "d", "--verbs-duration", "2", "--verbs-margin", "1"});
+  EXPECT_EQ(window.exit_code, 2);
+  EXPECT_NE(window.message.find("--verbs-margin"), std::string::npos) << window.message;
+}
+
+TEST(Cli, GpuPayloadSizeMustBeWholeWords) {
+  const auto odd = parse({"run", "--out", "d", "--verbs-size", "1001"});
+  ASSERT_EQ(odd.exit_code, 2);
+  EXPECT_NE(odd.message.find("multiple of 4"), std::string::npos) << odd.message;
+  EXPECT_FALSE(parse({"run", "--out", "d", "--verbs-size", "1001", "--phases", "inventory,verbs"}).exit_code)
+      << "without the GPUDirect phase any size goes";
+  EXPECT_FALSE(parse({"run", "--out", "d", "--verbs-size", "1K"}).exit_code);
+}
+
 }  // namespace
 }  // namespace fabricproof

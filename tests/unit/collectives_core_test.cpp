@@ -47,11 +47,24 @@ TEST(SizeClip, ClipsToTheLargestSweepSizeThatFitsAndSaysWhy) {
   EXPECT_NE(clip.reason.find("half of the node's memory"), std::string::npos) << clip.reason;
 }
 
-TEST(SizeClip, MpiIntCountsClipTheTopSize) {
-  // MPI counts are int: 8 GiB of float is 2^31 elements, one more than INT_MAX.
-  const auto clip = clip_max_bytes(8, 32ull << 30, 2, 1ull << 40, 2, 2147483647ull, "plenty");
-  EXPECT_EQ(clip.max_bytes, 8ull << 30);  // 2^30 doubles at most, the widest type the sweep uses
-  EXPECT_NE(clip.reason.find("elements"), std::string::npos) << clip.reason;
+// MPI counts are int. 8 GiB of float is 2^31 elements, one more than INT_MAX: allreduce and
+// broadcast split it into two calls; allgather, reduce_scatter and alltoall count per rank.
+TEST(SizeClip, MpiIntCountsSplitWholeBuffersAndLimitPerRankCounts) {
+  constexpr uint64_t kIntMax = 2147483647ull;
+  EXPECT_EQ(max_call_bytes(CollOp::allreduce, DataType::float32, 4, kIntMax), UINT64_MAX);
+  EXPECT_EQ(max_call_bytes(CollOp::broadcast, DataType::float64, 4, kIntMax), UINT64_MAX);
+  const uint64_t float_per_rank = (kIntMax / 4 * 4) * 4;  // whole 16-byte groups of float
+  EXPECT_EQ(max_call_bytes(CollOp::allgather, DataType::float32, 4, kIntMax), float_per_rank * 4);
+  EXPECT_EQ(max_call_bytes(CollOp::alltoall, DataType::float64, 1, kIntMax), (kIntMax / 2 * 2) * 8);
+  const auto clip = clip_max_bytes(8, 32ull << 30, 2, 1ull << 40, 2, max_call_bytes(CollOp::reduce_scatter, DataType::float32, 1, kIntMax), "plenty");
+  EXPECT_EQ(clip.max_bytes, 4ull << 30) << "2^31 - 4 floats per rank on one rank: 8 GiB does not fit, 4 GiB does";
+  EXPECT_NE(clip.reason.find("one call takes at most"), std::string::npos) << clip.reason;
+  const auto pieces = split_count(1ull << 31, kIntMax);  // 8 GiB of float
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0], (std::pair<uint64_t, uint64_t>{0, kIntMax}));
+  EXPECT_EQ(pieces[1], (std::pair<uint64_t, uint64_t>{kIntMax, 1}));
+  for (const auto& [offset, count] : split_count(5ull << 31, kIntMax)) EXPECT_LE(count, kIntMax) << offset;
+  EXPECT_TRUE(split_count(0, kIntMax).empty());
 }
 
 TEST(SizeClip, NothingFitsGivesZero) {
@@ -83,6 +96,13 @@ TEST(CallShape, ChunkedOpsSplitTheSizeAcrossRanks) {
   EXPECT_EQ(call_elements(CollOp::allgather, 64, DataType::float32, 4), 16u);
   EXPECT_EQ(chunk_elements(CollOp::reduce_scatter, 8, DataType::float32, 4), 0u);  // too small: left out
   EXPECT_EQ(chunk_elements(CollOp::alltoall, 64, DataType::float64, 2), 4u);
+  // Per-rank counts rounded down to 16 bytes, as nccl-tests sizes them: 1000 bytes of float on 3
+  // ranks is 83 floats per rank in plain division, 80 (320 bytes) in nccl-tests.
+  EXPECT_EQ(chunk_elements(CollOp::allgather, 1000, DataType::float32, 3), 80u);
+  EXPECT_EQ(call_elements(CollOp::allgather, 1000, DataType::float32, 3) * 4, 960u);
+  EXPECT_EQ(chunk_elements(CollOp::reduce_scatter, 1000, DataType::float64, 3), 40u);
+  EXPECT_EQ(chunk_elements(CollOp::alltoall, 100, DataType::int32, 4), 4u);  // 6 per rank, 4 in whole 16 bytes
+  EXPECT_EQ(chunk_elements(CollOp::allreduce, 1000, DataType::float32, 3), 250u) << "whole-buffer ops are not rounded";
   EXPECT_EQ(coll_input_elements(CollOp::reduce_scatter, 4, 4), 16u);
   EXPECT_EQ(coll_output_elements(CollOp::reduce_scatter, 4, 4), 4u);
   EXPECT_EQ(coll_output_elements(CollOp::allgather, 4, 4), 16u);
@@ -158,7 +178,29 @@ TEST(Verification, ValuesStayExactInFloatAndInt) {
 TEST(Verification, InPlaceOffsetsMatchNcclAndMpi) {
   EXPECT_EQ(coll_in_place_offset(CollOp::allreduce, 3, 100), 0);
   EXPECT_EQ(coll_in_place_offset(CollOp::allgather, 3, 100), 300);
-  EXPECT_EQ(coll_in_place_offset(CollOp::reduce_scatter, 3, 100), -1);
+  EXPECT_EQ(coll_in_place_offset(CollOp::reduce_scatter, 3, 100), 0) << "the input is the whole buffer";
+  EXPECT_EQ(coll_in_place_offset(CollOp::alltoall, 3, 100), -1);
+}
+
+// The pattern has no short period: ranks 16 apart and blocks shifted by 16 (64 bytes of float) or
+// any other distance differ, where the old (7 i + 13 r) mod 16 pattern repeated.
+TEST(Verification, PatternHasNoShortPeriodInRankOrIndex) {
+  constexpr uint64_t n = 4096;
+  for (const int other : {1, 16, 32, 256}) {
+    uint64_t same = 0;
+    for (uint64_t i = 0; i < n; ++i) same += coll_input_value(0, i) == coll_input_value(other, i);
+    EXPECT_LT(same, n / 8) << "rank 0 and rank " << other << " send nearly the same data";
+  }
+  for (const uint64_t shift : {1ull, 4ull, 16ull, 64ull, 1024ull}) {
+    uint64_t same = 0;
+    for (uint64_t i = 0; i < n; ++i) same += coll_input_value(5, i) == coll_input_value(5, i + shift);
+    EXPECT_LT(same, n / 8) << "a block shifted by " << shift << " elements would go unseen";
+  }
+  // A 16-element (64-byte) shift of rank 1's allgather chunk is caught.
+  const auto out = simulate<float>(CollOp::allgather, ReduceOp::sum, 4, 64);
+  auto shifted = out[2];
+  std::copy(out[2].begin() + 64 + 16, out[2].begin() + 128, shifted.begin() + 64);
+  EXPECT_GT(coll_count_wrong(shifted.data(), shifted.size(), CollOp::allgather, ReduceOp::sum, 2, 4, 64), 40u);
 }
 
 TEST(Scaling, GroupsAreOneTwoFourAndAll) {

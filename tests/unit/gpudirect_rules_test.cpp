@@ -47,8 +47,8 @@ TEST(GpudirectRules, FiveTimesSlowerIsAHostBounce) {
 }
 
 TEST(GpudirectRules, RegistrationFailureIsGpudirectNotAvailable) {
-  GpuRegistration failed{1, "node2", 0, "", "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0", "ibv_reg_mr: Bad address (14); nvidia_peermem not loaded"};
-  GpuRegistration fine{0, "node1", 0, "dmabuf", "", ""};
+  GpuRegistration failed{1, "node2", 0, "", "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0", "ibv_reg_mr: Bad address (14); nvidia_peermem not loaded", {{"failed", 1}}, ""};
+  GpuRegistration fine{0, "node1", 0, "dmabuf", "", "", {{"dmabuf", 4}}, "not needed"};
   const auto findings = check_gpudirect(section(190, 190), section(std::nullopt, std::nullopt), {fine, failed}, default_profile());
   const auto available = with_id(findings, "gpudirect_available");
   ASSERT_EQ(available.size(), 1u);

@@ -6,6 +6,7 @@
 
 #include "facts.hpp"
 #include "nccl_log/audit.hpp"
+#include "nccl_log/debug_file.hpp"
 #include "nccl_log/parser.hpp"
 #include "paths.hpp"
 
@@ -241,3 +242,14 @@ TEST(NcclTestsRow, ExponentsTabsAndFieldsAcross64Bytes) {
 
 }  // namespace
 }  // namespace fabricproof
+
+// NCCL_DEBUG_FILE as NCCL expands it (src/debug.cc): the host name cut at the first '.', with
+// '%' and '/' replaced; a FQDN host would otherwise make the audit look for a file NCCL never wrote.
+TEST(NcclDebugFile, ExpandsLikeNccl) {
+  using fabricproof::nccl::expand_debug_file_name;
+  EXPECT_EQ(expand_debug_file_name("/tmp/nccl.%h.%p.log", "gpu-a01.cluster.example.com", 4711), "/tmp/nccl.gpu-a01.4711.log");
+  EXPECT_EQ(expand_debug_file_name("/x/%h-%h.log", "odd%name/x.y", 1), "/x/odd-name-x-odd-name-x.log");
+  EXPECT_EQ(expand_debug_file_name("/x/100%%-%q-%p", "h", 7), "/x/100%-%q-7") << "%% is a percent sign; unknown %q stays";
+  EXPECT_EQ(expand_debug_file_name("/x/end%", "h", 7), "/x/end%");
+  EXPECT_EQ(expand_debug_file_name("plain.log", "h.d", 7), "plain.log");
+}

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
       return app::render_report(cl.report);
     case Command::compare:
       return app::compare_reports_command(cl.compare);
+    case Command::hostfile:
+      return app::hostfile_command(cl.hostfile);
     case Command::none:
       break;
   }

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "core/hostfile.hpp"
 #include "core/profile.hpp"
+#include "core/text_file.hpp"
 #include "report/compare.hpp"
 #include "report/finalize.hpp"
 #include "report/formats.hpp"
@@ -114,9 +116,29 @@ int render_report(const ReportOptionsCli& options) {
   if (!out.empty()) fs::create_directories(out, ec);
   for (const auto& format : options.formats) {
     const auto path = (out / report_file_name(format)).string();
-    if (auto written = write_file_atomic(path, render_report_format(report, format)); !written.empty()) return fail("cannot write " + path + ": " + written);
+    std::string content;
+    try {  // a section of the wrong shape shows only when a writer reads it
+      content = render_report_format(report, format);
+    } catch (const std::exception& e) {
+      return fail(options.input + ": not a readable report: " + e.what());
+    }
+    if (auto written = write_file_atomic(path, content); !written.empty()) return fail("cannot write " + path + ": " + written);
     std::cout << path << "\n";
   }
+  return 0;
+}
+
+int hostfile_command(const std::string& path) {
+  std::string error;
+  const auto text = read_regular_file(path, 1u << 20, error);
+  if (!text) {
+    std::cerr << path << ": cannot read the hostfile" << (error.empty() ? "" : " (" + error + ")") << "\n";
+    return 2;
+  }
+  const auto parsed = parse_hostfile(*text, path);
+  for (const auto& e : parsed.errors) std::cerr << e << "\n";
+  if (!parsed.errors.empty()) return 2;
+  for (const auto& h : parsed.hosts) std::cout << h.host << " " << h.slots << "\n";
   return 0;
 }
 
@@ -130,6 +152,15 @@ int compare_reports_command(const CompareOptionsCli& options) {
   if (!baseline || !next || !profile.profile) {
     std::cerr << "fabricproof compare: " << error << "\n";
     return 2;
+  }
+  // A section of the wrong shape shows only when it is read: read every one now, naming the file.
+  for (const auto& [path, report] : {std::pair{options.baseline, &*baseline}, std::pair{options.next, &*next}}) {
+    try {
+      (void)render_report_format(*report, "md");
+    } catch (const std::exception& e) {
+      std::cerr << "fabricproof compare: " << path << ": not a readable report: " << e.what() << "\n";
+      return 2;
+    }
   }
   // An unfinished run has no verdict to compare: nothing may pass against it or because of it.
   for (const auto& [path, report] : {std::pair{options.baseline, &*baseline}, std::pair{options.next, &*next}})
@@ -145,7 +176,12 @@ int compare_reports_command(const CompareOptionsCli& options) {
   result.nodes = next->nodes;  // the summary line counts the new run's nodes and ranks
   result.world_size = next->world_size;
   result.command = {"compare", options.baseline, options.next};
-  result.findings = compare_reports(*baseline, *next, profile.profile->compare.regression);
+  try {  // a section of the wrong shape shows only when it is compared
+    result.findings = compare_reports(*baseline, *next, profile.profile->compare.regression);
+  } catch (const std::exception& e) {
+    std::cerr << "fabricproof compare: " << options.baseline << " against " << options.next << ": not comparable: " << e.what() << "\n";
+    return 2;
+  }
   result.verdict = worst_verdict(result.findings);
   const nlohmann::json j{{"verdict", to_string(result.verdict)},
                          {"baseline", {{"path", options.baseline}, {"started_at", baseline->started_at}}},

@@ -15,6 +15,10 @@ int render_report(const ReportOptionsCli& options);
 // or not a fabricproof report.
 std::optional<Report> load_report(const std::string& path, std::string& error);
 
+// `fabricproof hostfile FILE`: the hosts and slots of an Open MPI hostfile, one "HOST SLOTS" line
+// each (what scripts/fabricproof-mpirun builds its line from); exit 2 naming file and line on a problem.
+int hostfile_command(const std::string& path);
+
 // `fabricproof compare BASELINE NEW`: what changed and which figures regressed. Exit 1 on a
 // regression (or a missing node or component), 0 otherwise, 2 on unreadable input.
 int compare_reports_command(const CompareOptionsCli& options);

@@ -225,11 +225,12 @@ std::vector<Phase> phases() {
       {"nccl_audit",
        [](const RunState& s) {
          if (!s.nccl_logs.empty()) return std::string();
-         return fmt::format("no NCCL logs to audit: {}; pass --nccl-logs FILE... to audit the logs of your own NCCL runs",
-                            s.report.sections.contains("collectives")
-                                ? "the collective sweeps ran with the " + s.report.sections["collectives"].value("engine", std::string("?")) +
-                                      " engine, which prints none"
-                                : std::string("the NCCL sweeps did not run"));
+         const auto& coll = s.report.sections.contains("collectives") ? s.report.sections["collectives"] : nlohmann::json::object();
+         const auto missing = coll.value("nccl_logs_missing", std::vector<std::string>{});
+         std::string why = !missing.empty() ? missing.front() + (missing.size() > 1 ? fmt::format(" (and {} more)", missing.size() - 1) : "")
+                           : coll.contains("engine") ? "the collective sweeps ran with the " + coll.value("engine", std::string("?")) + " engine, which prints none"
+                                                     : std::string("the NCCL sweeps did not run");
+         return fmt::format("no NCCL logs to audit: {}; pass --nccl-logs FILE... to audit the logs of your own NCCL runs", why);
        },
        run_nccl_audit},
   };
@@ -408,6 +409,10 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
         session, json_text(nlohmann::json{{"ok", s.profile_ok}, {"profile", s.profile.effective}, {"out_error", out_error}}),
         deadline_of(options), "the run plan"));
     if (!shared.at("out_error").get<std::string>().empty()) return 2;
+    if (!session.is_root() && shared.at("ok").get<bool>()) {  // every rank judges and plans with rank 0's profile
+      auto loaded = load_profile_text(json_text(shared.at("profile")), "rank 0's profile");
+      if (loaded.profile) s.profile = *loaded.profile;
+    }
     run_phases(s);
     int code = 0;
     if (session.is_root()) {

@@ -10,6 +10,12 @@
 namespace fabricproof {
 namespace {
 
+constexpr double kDay = 86400;  // the longest any timeout may be: beyond it a deadline means nothing
+constexpr uint64_t kMaxVerbsBytes = 1ull << 30;    // one RDMA message (ibv_sge.length is 32 bits; ports allow <= 2^31)
+constexpr uint64_t kMaxLatencyBytes = 2048;        // the latency test's buffer half (verbs/pair.cpp)
+constexpr uint64_t kMaxVerbsBuffer = 64ull << 30;  // what one endpoint registers: 5 x tx depth x size
+constexpr uint64_t kMaxSweepBytes = 1ull << 40;    // the sweep's top size before the memory clip
+
 std::string find_out_dir(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -45,30 +51,39 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--format", cl.run.formats, "Report formats, comma-separated: json, md, html, junit (json,md,html; report.json is always written)")
       ->delimiter(',')->check(CLI::IsMember(kReportFormats));
   run->add_option("-p,--profile", cl.run.profile, "Threshold profile: a built-in name (default, ib-hdr200-4x4, roce-200) or a JSON file");
-  run->add_option("--expect-nodes", expect_nodes, "Number of nodes the run must find")->check(CLI::PositiveNumber);
+  run->add_option("--expect-nodes", expect_nodes, "Number of nodes the run must find")->check(CLI::Range(1, 1000000));
   run->add_option("--phases", phases, "Phases to run, comma-separated: inventory,verbs,gpudirect,collectives,nccl_audit")->delimiter(',');
-  run->add_option("--timeout", cl.run.timeout_s, "Seconds a gather or broadcast may wait for the slowest rank")->check(CLI::PositiveNumber);
+  run->add_option("--timeout", cl.run.timeout_s, "Seconds a gather or broadcast may wait for the slowest rank (120; at most a day)")
+      ->check(CLI::Range(0.001, kDay));
   run->add_option("--root", cl.run.root, "Filesystem root the inventory reads (a saved sysfs tree; default /)");
   run->add_flag("-q,--quiet", cl.run.quiet, "Print only the final summary");
   run->add_flag("--json-lines", cl.run.json_lines, "Print progress and the summary as one JSON object per line (for log shippers)");
-  run->add_option("--nccl-logs", cl.run.nccl_logs, "NCCL_DEBUG=INFO logs (one per rank or combined) for the nccl_audit phase")->check(CLI::ExistingFile);
+  // Not checked here: the logs may exist only on the launch node; rank 0 reads them (nccl_audit phase).
+  run->add_option("--nccl-logs", cl.run.nccl_logs, "NCCL_DEBUG=INFO logs (one per rank or combined) for the nccl_audit phase, read by rank 0");
   auto& v = cl.run.verbs;
   std::string bw_size, lat_size;
   std::vector<std::string> verbs_tests;
   int gid_index = -1;
   const char* group = "RDMA verbs matrix";
   run->add_option("--verbs-size", bw_size, "Message size of the bandwidth tests (64K)")->group(group);
-  run->add_option("--verbs-duration", v.duration_s, "Seconds per bandwidth test and direction (2)")->check(CLI::NonNegativeNumber)->group(group);
-  run->add_option("--verbs-iterations", v.iterations, "Messages per bandwidth test instead of a duration")->group(group);
+  run->add_option("--verbs-duration", v.duration_s, "Seconds per bandwidth test and direction (2; at most an hour)")->check(CLI::Range(0.0, 3600.0))->group(group);
+  run->add_option("--verbs-margin", v.margin_s,
+                  "Seconds left out at each end of a duration-mode test (default: a quarter of the duration, as perftest's -D)")
+      ->check(CLI::NonNegativeNumber)->group(group);
+  int tclass = -1;
+  run->add_option("--verbs-tclass", tclass, "Traffic class (IP ToS on RoCE) of the tests' QPs (default: NCCL_IB_TC when set)")
+      ->check(CLI::Range(0, 255))->group(group);
+  run->add_option("--verbs-iterations", v.iterations, "Messages per bandwidth test instead of a duration (at most 10^12)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000000000}))->group(group);
   run->add_option("--verbs-qps", v.qps, "Queue pairs per endpoint (1)")->check(CLI::Range(1, 64))->group(group);
   run->add_option("--verbs-tx-depth", v.tx_depth, "Work requests in flight per QP (128)")->check(CLI::Range(2, 8192))->group(group);
   run->add_option("--verbs-gid-index", gid_index, "GID index on every port (default: the port's RoCE v2 IPv4 GID)")->check(CLI::Range(0, 1023))->group(group);
   run->add_option("--verbs-lat-size", lat_size, "Message size of the latency test (2)")->group(group);
-  run->add_option("--verbs-lat-iterations", v.lat_iterations, "Round trips of the latency test (1000)")->check(CLI::PositiveNumber)->group(group);
+  run->add_option("--verbs-lat-iterations", v.lat_iterations, "Round trips of the latency test (1000; at most 10^8)")->check(CLI::Range(uint64_t{1}, uint64_t{100000000}))->group(group);
   run->add_option("--verbs-tests", verbs_tests, "Tests: write_bw,write_bw_bidir,send_bw,write_lat")->delimiter(',')->group(group);
   run->add_option("--verbs-mode", v.mode, "rounds (disjoint pairs at once) or isolated (one pair at a time)")->check(CLI::IsMember({"rounds", "isolated"}))->group(group);
   run->add_option("--verbs-rails", v.rails, "matched (mlx5_0 <-> mlx5_0) or all (every HCA with every remote HCA)")->check(CLI::IsMember({"matched", "all"}))->group(group);
-  run->add_option("--verbs-timeout", v.timeout_s, "Seconds any wait inside a pair may take (30)")->check(CLI::PositiveNumber)->group(group);
+  run->add_option("--verbs-timeout", v.timeout_s, "Seconds any wait inside a pair may take (30; at most a day)")->check(CLI::Range(0.001, kDay))->group(group);
 
   auto& c = cl.run.collectives;
   std::string min_bytes, max_bytes;
@@ -88,7 +103,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--redop", c.redop, "sum, max or min (sum)")->check(CLI::IsMember({"sum", "max", "min"}))->group(coll);
   run->add_flag("--no-in-place", no_in_place, "Time the out-of-place form only")->group(coll);
   run->add_flag("--nccl-ring", c.ring, "NCCL_ALGO=Ring for the sweeps (at 2 nodes Tree can report busbw above the NIC)")->group(coll);
-  run->add_option("--collective-timeout", c.timeout_s, "Seconds any wait on a collective may take (120)")->check(CLI::PositiveNumber)->group(coll);
+  run->add_option("--collective-timeout", c.timeout_s, "Seconds any wait on a collective may take (120; at most a day)")->check(CLI::Range(0.001, kDay))->group(coll);
+  run->add_option("--time-stat", c.time_stat, "A row's time over the ranks: avg (nccl-tests' default) or max (the slowest rank)")
+      ->check(CLI::IsMember({"avg", "max"}))->group(coll);
 
   auto* audit = app.add_subcommand("nccl-audit", "Parse NCCL_DEBUG=INFO logs and check which transport every rank and channel used");
   bool multi = false, single = false;
@@ -115,6 +132,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   compare->add_flag("--json", cl.compare.json, "Print JSON instead of a table");
   compare->add_option("-o,--out", cl.compare.out_dir, "Also write compare.md, compare.html, compare.json and compare-junit.xml here");
 
+  auto* hostfile = app.add_subcommand("hostfile", "Check an Open MPI hostfile; print one 'HOST SLOTS' line per host (exit 2 on a problem)");
+  hostfile->add_option("file", cl.hostfile, "The hostfile")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -136,6 +156,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   }
   if (report->parsed()) {
     cl.command = Command::report;
+    return cl;
+  }
+  if (hostfile->parsed()) {
+    cl.command = Command::hostfile;
     return cl;
   }
   if (compare->parsed()) {
@@ -169,8 +193,37 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       return true;
     };
     if (!size_or_error(bw_size, "--verbs-size", v.bw_bytes) || !size_or_error(lat_size, "--verbs-lat-size", v.lat_bytes)) return cl;
+    // Every numeric option has a documented bound: a value beyond it is an error, never clamped.
+    auto beyond = [&](const char* option, uint64_t value, uint64_t limit, const std::string& why) {
+      if (value <= limit) return false;
+      cl.exit_code = 2;
+      cl.message = std::string("command line: ") + option + ": " + std::to_string(value) + " is more than " + std::to_string(limit) + " (" + why + ")";
+      return true;
+    };
+    if (beyond("--verbs-size", v.bw_bytes, kMaxVerbsBytes, "one RDMA message of at most 1 GiB") ||
+        beyond("--verbs-lat-size", v.lat_bytes, kMaxLatencyBytes, "the latency test's buffer") ||
+        beyond("--verbs-size x 5 x --verbs-tx-depth", v.bw_bytes * 5 * static_cast<uint64_t>(v.tx_depth), kMaxVerbsBuffer,
+               "the send and receive rings each endpoint registers"))
+      return cl;
     if (gid_index >= 0) v.gid_index = gid_index;
+    if (tclass >= 0) {
+      v.traffic_class = tclass;
+      v.traffic_class_source = "--verbs-tclass";
+    }
+    if (v.margin_s && v.duration_s > 0 && *v.margin_s * 2 >= v.duration_s) {
+      cl.exit_code = 2;
+      cl.message = "command line: --verbs-margin: twice the margin must be less than --verbs-duration (the window between them is measured)";
+      return cl;
+    }
+    const bool gpudirect = std::find(cl.run.phases.begin(), cl.run.phases.end(), "gpudirect") != cl.run.phases.end();
+    if (gpudirect && v.bw_bytes % 4 != 0) {
+      cl.exit_code = 2;
+      cl.message = "command line: --verbs-size: " + std::to_string(v.bw_bytes) +
+                   " is not a multiple of 4; the GPUDirect phase checks GPU payloads in 4-byte words (leave gpudirect out of --phases to use it)";
+      return cl;
+    }
     if (!size_or_error(min_bytes, "--min-bytes", c.min_bytes) || !size_or_error(max_bytes, "--max-bytes", c.max_bytes)) return cl;
+    if (beyond("--max-bytes", c.max_bytes, kMaxSweepBytes, "1 TiB")) return cl;
     c.max_bytes_given = !max_bytes.empty();
     if (c.min_bytes > c.max_bytes) {
       cl.exit_code = 2;

@@ -50,7 +50,7 @@ struct CompareOptionsCli {
   std::string out_dir;   // compare.md, compare.json, compare-junit.xml when given
 };
 
-enum class Command { none, run, nccl_audit, report, compare };
+enum class Command { none, run, nccl_audit, report, compare, hostfile };
 
 struct CommandLine {
   Command command = Command::none;
@@ -58,6 +58,7 @@ struct CommandLine {
   AuditOptionsCli audit;
   ReportOptionsCli report;
   CompareOptionsCli compare;
+  std::string hostfile;  // `fabricproof hostfile FILE`
   // Set when parsing ended the program: help (exit 0) or an error (exit 2, message names it).
   std::optional<int> exit_code;
   std::string message;

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "core/builtin_profiles.hpp"
 #include "core/json_optional.hpp"
+#include "core/text_file.hpp"
 
 namespace fabricproof {
 namespace {
@@ -109,7 +111,7 @@ std::optional<std::string> check_leaf(const LeafSpec& spec, const json& value) {
       const bool ok = spec.kind == Kind::integer ? value.is_number_integer() : value.is_number();
       if (!ok) return fmt::format("must be {}, got {}", spec.kind == Kind::integer ? "an integer" : "a number", value.dump());
       const double v = value.get<double>();
-      if (v < spec.min || v > spec.max)
+      if (!std::isfinite(v) || v < spec.min || v > spec.max)
         return fmt::format("{} is out of range [{}, {}]", value.dump(), spec.min, spec.max);
       if (!spec.allowed.empty() &&
           std::find(spec.allowed.begin(), spec.allowed.end(), value.dump()) == spec.allowed.end())
@@ -218,6 +220,9 @@ ProfileLoad load_profile_text(std::string_view text, const std::string& origin) 
   } catch (const json::parse_error& e) {
     fail(fmt::format("not valid JSON at {} ({})", line_and_column(text, e.byte ? e.byte - 1 : 0), e.what()));
     return result;
+  } catch (const json::exception& e) {  // e.g. out_of_range.406: a number like 1e400 overflows a double
+    fail(fmt::format("not valid JSON: {}", e.what()));
+    return result;
   }
   if (!user.is_object()) {
     fail(fmt::format("must be a JSON object, got {}", user.type_name()));
@@ -255,17 +260,15 @@ ProfileLoad load_profile(const std::string& name_or_path) {
   if (auto text = builtin_profile_text(name_or_path)) {
     return load_profile_text(*text, "built-in:" + name_or_path);
   }
-  std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) {
+  std::string error;
+  const auto text = read_regular_file(name_or_path, 1u << 20, error);  // a profile is a few KiB
+  if (!text) {
     ProfileLoad result;
-    result.errors.push_back(fmt::format("{}: cannot read the profile ({}); built-in profiles are: {}",
-                                        name_or_path, std::strerror(errno),
-                                        fmt::join(builtin_profile_names(), ", ")));
+    result.errors.push_back(fmt::format("{}: cannot read the profile ({}); built-in profiles are: {}", name_or_path,
+                                        error.empty() ? std::strerror(ENOENT) : error, fmt::join(builtin_profile_names(), ", ")));
     return result;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return load_profile_text(buffer.str(), name_or_path);
+  return load_profile_text(*text, name_or_path);
 }
 
 Profile default_profile() {

@@ -92,14 +92,21 @@ std::optional<LinkRate> parse_sysfs_rate(std::string_view text) {
   static const std::regex kRate(R"(^\s*([0-9]+(?:\.[0-9]+)?) Gb/sec \(([0-9]+)X ?([A-Z0-9]*)\)\s*$)");
   std::cmatch m;
   if (!std::regex_match(text.begin(), text.end(), m, kRate)) return std::nullopt;
-  const int lanes = std::stoi(m[2].str());
+  int lanes = 0;
+  const auto lanes_text = m[2].str();
+  if (std::from_chars(lanes_text.data(), lanes_text.data() + lanes_text.size(), lanes).ec != std::errc()) return std::nullopt;
   auto width_code = width_code_for_lanes(lanes);
   if (!width_code) return std::nullopt;
   // The kernel prints SDR for unknown speed codes, so a name is always present on real systems.
   auto speed_code = speed_code_for_name(m[3].length() ? m[3].str() : "SDR");
   if (!speed_code) return std::nullopt;
   auto rate = link_rate_from_codes(*width_code, *speed_code);
-  if (rate) rate->gbps = std::stod(m[1].str());  // the kernel's own figure wins
+  double gbps = 0;  // the kernel's own figure wins
+  const auto gbps_text = m[1].str();
+  if (rate && std::from_chars(gbps_text.data(), gbps_text.data() + gbps_text.size(), gbps).ec == std::errc() && gbps > 0 && gbps < 1e7)
+    rate->gbps = gbps;
+  else
+    return std::nullopt;
   return rate;
 }
 
@@ -126,11 +133,11 @@ std::optional<double> parse_pcie_speed_gts(std::string_view text) {
   text = trim(text);
   const auto space = text.find(' ');
   if (space == std::string_view::npos || text.substr(space + 1, 4) != "GT/s") return std::nullopt;
-  try {
-    return std::stod(std::string(text.substr(0, space)));
-  } catch (...) {
-    return std::nullopt;
-  }
+  double gts = 0;
+  const auto number = text.substr(0, space);
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), gts);
+  if (ec != std::errc() || end != number.data() + number.size() || !(gts > 0 && gts < 1e6)) return std::nullopt;
+  return gts;
 }
 
 std::optional<int> pcie_generation_for_gts(double gts) {
@@ -190,7 +197,7 @@ std::optional<std::string_view> phys_state_name(int code) {
 
 namespace fabricproof {
 
-std::vector<int> parse_cpulist(std::string_view text) {
+std::vector<int> parse_cpulist(std::string_view text, int cpu_limit) {
   std::vector<int> cpus;
   text = trim(text);
   while (!text.empty()) {
@@ -208,6 +215,7 @@ std::vector<int> parse_cpulist(std::string_view text) {
     } else if (!parse(part.substr(0, dash), first) || !parse(part.substr(dash + 1), last) || last < first) {
       return {};
     }
+    if (first < 0 || last >= cpu_limit || cpus.size() + static_cast<size_t>(last - first) >= static_cast<size_t>(cpu_limit)) return {};
     for (int c = first; c <= last; ++c) cpus.push_back(c);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

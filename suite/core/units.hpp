@@ -59,8 +59,9 @@ std::optional<std::string_view> phys_state_name(int code);
 }  // namespace fabricproof
 
 namespace fabricproof {
-// "0-3,8,10-11" -> {0,1,2,3,8,10,11}; empty on malformed text.
-std::vector<int> parse_cpulist(std::string_view text);
+// "0-3,8,10-11" -> {0,1,2,3,8,10,11}; empty on malformed text or a CPU id at or above `cpu_limit`
+// (Linux's NR_CPUS is at most 8192 today; the default bound keeps a corrupt list from exhausting memory).
+std::vector<int> parse_cpulist(std::string_view text, int cpu_limit = 65536);
 // Usable PCIe bandwidth in Gb/s for a generation and lane count (about 85% of raw: Gen3 x16
 // ~13.5 GB/s, Gen4 ~27, Gen5 ~54; domain.md).
 std::optional<double> pcie_usable_gbps(int generation, int lanes);

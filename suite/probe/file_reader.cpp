@@ -1,10 +1,11 @@
 #include "probe/file_reader.hpp"
 
+#include "core/text_file.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <charconv>
 #include <system_error>
 
 namespace fabricproof::probe {
@@ -18,14 +19,22 @@ std::string trim(std::string s) {
 }
 
 std::optional<int> leading_code(const std::string& text) {
-  try {
-    size_t used = 0;
-    const int code = std::stoi(text, &used);
-    return used ? std::optional<int>(code) : std::nullopt;
-  } catch (...) {
-    return std::nullopt;
-  }
+  int code = 0;
+  const char* begin = text.data();
+  while (begin < text.data() + text.size() && (*begin == ' ' || *begin == '\t')) ++begin;
+  const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), code);
+  return ec == std::errc() && end != begin ? std::optional<int>(code) : std::nullopt;
 }
+
+namespace {
+
+std::optional<std::string> read_regular(const fs::path& file, std::string& error) {
+  return read_regular_file(file.string(), kMaxFileBytes, error);
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
 
 void FileReader::record(const fs::path& file, const std::string& message) {
   auto shown = file.lexically_relative(root_);
@@ -33,51 +42,41 @@ void FileReader::record(const fs::path& file, const std::string& message) {
 }
 
 std::optional<std::string> FileReader::text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    if (errno != ENOENT && errno != ENOTDIR) record(file, std::strerror(errno));
-    return std::nullopt;
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    record(file, "read failed");
-    return std::nullopt;
-  }
-  return buffer.str();
+  std::string error;
+  auto content = read_regular(file, error);
+  if (!content && !error.empty()) record(file, error);
+  return content;
 }
 
 std::optional<std::string> FileReader::line(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    if (errno != ENOENT && errno != ENOTDIR) record(file, std::strerror(errno));
-    return std::nullopt;
-  }
-  std::string first;
-  if (!std::getline(in, first) && in.bad()) {
-    record(file, std::strerror(errno));
-    return std::nullopt;
-  }
-  return trim(first);
+  auto content = text(file);
+  if (!content) return std::nullopt;
+  return trim(first_line(*content));
 }
 
 std::optional<std::string> FileReader::line_quiet(const fs::path& file) const {
-  std::ifstream in(file, std::ios::binary);
-  std::string first;
-  if (!in || (!std::getline(in, first) && !in.eof())) return std::nullopt;
-  if (in.bad()) return std::nullopt;
-  return trim(first);
+  std::string error;
+  auto content = read_regular(file, error);
+  if (!content) return std::nullopt;
+  return trim(first_line(*content));
 }
 
-std::optional<long long> FileReader::integer(const fs::path& file) {
+std::optional<long long> FileReader::integer(const fs::path& file, long long min, long long max) {
   auto value = line(file);
   if (!value || value->empty()) return std::nullopt;
-  try {
-    return std::stoll(*value, nullptr, 0);
-  } catch (...) {
-    record(file, "not a number: '" + *value + "'");
+  long long number = 0;
+  const bool hex = value->rfind("0x", 0) == 0 || value->rfind("0X", 0) == 0;
+  const char* begin = value->data() + (hex ? 2 : 0);
+  const auto [end, ec] = std::from_chars(begin, value->data() + value->size(), number, hex ? 16 : 10);
+  if (ec != std::errc() || end != value->data() + value->size() || end == begin) {
+    record(file, "not a number in range: '" + value->substr(0, 64) + "'");
     return std::nullopt;
   }
+  if (number < min || number > max) {
+    record(file, "out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]: " + std::to_string(number));
+    return std::nullopt;
+  }
+  return number;
 }
 
 std::vector<std::string> FileReader::list(const fs::path& dir) {

@@ -1,8 +1,10 @@
 #pragma once
 // Reads sysfs/procfs/etc files below a root ("/" on a live system, a fixture tree in tests).
 // A missing file is an absence; any other failure is recorded as a ProbeError so the report can
-// say the inventory is incomplete instead of guessing.
+// say the inventory is incomplete instead of guessing. Only regular files are read (a FIFO or a
+// device in a --root tree would block or never end), and at most kMaxFileBytes of each.
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +12,8 @@
 #include "core/inventory.hpp"
 
 namespace fabricproof::probe {
+
+inline constexpr size_t kMaxFileBytes = 4u << 20;  // /proc/cpuinfo of a large host is < 1 MiB
 
 class FileReader {
  public:
@@ -24,7 +28,9 @@ class FileReader {
   // type of an empty GID slot answers EINVAL).
   std::optional<std::string> line_quiet(const std::filesystem::path& file) const;
   std::optional<std::string> text(const std::filesystem::path& file);
-  std::optional<long long> integer(const std::filesystem::path& file);  // decimal or 0x hex
+  // Decimal or 0x hex, within [min, max]; anything else is recorded and nullopt.
+  std::optional<long long> integer(const std::filesystem::path& file, long long min = std::numeric_limits<long long>::min(),
+                                   long long max = std::numeric_limits<long long>::max());
   // Entry names of a directory, sorted; empty when missing (silent) or unreadable (recorded).
   std::vector<std::string> list(const std::filesystem::path& dir);
   // Where a symlink leads, resolved inside the tree; nullopt when it is not there.
@@ -32,10 +38,10 @@ class FileReader {
   bool exists(const std::filesystem::path& p) const;
 
   std::vector<ProbeError>& errors() { return errors_; }
-
- private:
+  // A value read from `file` that is not what it should be: a probe error naming the file.
   void record(const std::filesystem::path& file, const std::string& message);
 
+ private:
   std::filesystem::path root_;
   std::vector<ProbeError> errors_;
 };

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
+
 #include <chrono>
 #include <regex>
 #include <sstream>
@@ -103,7 +105,13 @@ void read_host(FileReader& files, NodeFacts& node) {
     if (auto meminfo = files.text(dir / "meminfo")) {
       static const std::regex kTotal(R"(MemTotal:\s+([0-9]+) kB)");
       std::smatch m;
-      if (std::regex_search(*meminfo, m, kTotal)) numa.memory_bytes = std::stoull(m[1].str()) * 1024;
+      uint64_t kib = 0;
+      if (std::regex_search(*meminfo, m, kTotal)) {
+        const auto text = m[1].str();
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), kib);
+        if (ec == std::errc() && kib <= UINT64_MAX / 1024) numa.memory_bytes = kib * 1024;
+        else files.errors().push_back({"/sys/devices/system/node/" + name + "/meminfo", "MemTotal out of range: " + text.substr(0, 32)});
+      }
     }
     node.numa_nodes.push_back(numa);
   }

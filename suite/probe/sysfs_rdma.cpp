@@ -1,10 +1,12 @@
 #include "probe/sysfs_rdma.hpp"
 
 #include "core/pci_vpd.hpp"
+#include "core/text_file.hpp"
 #include "core/units.hpp"
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 
@@ -29,7 +31,7 @@ bool is_pci_address(const std::string& name) {
 bool ipv4_mapped(const std::string& gid) { return gid.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0; }
 
 std::optional<int> numa_of(FileReader& files, const fs::path& pci_dir) {
-  auto n = files.integer(pci_dir / "numa_node");
+  auto n = files.integer(pci_dir / "numa_node", -1, 65535);
   if (!n || *n < 0) return std::nullopt;  // -1: firmware gave no locality (single-node machine)
   return static_cast<int>(*n);
 }
@@ -80,10 +82,17 @@ PortFacts read_port(FileReader& files, const fs::path& dev_dir, const std::optio
   const fs::path dir = dev_dir / "ports" / std::to_string(number);
   PortFacts p;
   p.port = number;
-  if (auto s = files.line(dir / "state"); s)
+  auto odd = [&](const char* name, const std::string& value, const char* what) {
+    files.record(dir / name, fmt::format("not {}: '{}'", what, value.substr(0, 64)));
+  };
+  if (auto s = files.line(dir / "state"); s) {
     if (auto code = leading_code(*s); code && port_state_name(*code)) p.state = *port_state_name(*code);
-  if (auto s = files.line(dir / "phys_state"); s)
+    else odd("state", *s, "a port state");
+  }
+  if (auto s = files.line(dir / "phys_state"); s) {
     if (auto code = leading_code(*s); code && phys_state_name(*code)) p.phys_state = *phys_state_name(*code);
+    else odd("phys_state", *s, "a physical port state");
+  }
   if (auto s = files.line(dir / "rate"); s) {
     if (auto rate = parse_sysfs_rate(*s)) {
       p.width_code = rate->width_code;
@@ -91,11 +100,13 @@ PortFacts read_port(FileReader& files, const fs::path& dev_dir, const std::optio
       p.width = rate->width;
       p.speed_name = rate->speed_name;
       p.rate_gbps = rate->gbps;
+    } else {
+      odd("rate", *s, "a port rate");
     }
   }
   p.link_layer = files.line(dir / "link_layer").value_or("");
-  if (auto lid = files.integer(dir / "lid")) p.lid = static_cast<int>(*lid);
-  if (auto sm = files.integer(dir / "sm_lid")) p.sm_lid = static_cast<int>(*sm);
+  if (auto lid = files.integer(dir / "lid", 0, 0xffff)) p.lid = static_cast<int>(*lid);
+  if (auto sm = files.integer(dir / "sm_lid", 0, 0xffff)) p.sm_lid = static_cast<int>(*sm);
   for (const auto& name : files.list(dir / "gids")) {
     auto index = leading_code(name);
     auto gid = files.line_quiet(dir / "gids" / name);
@@ -114,7 +125,7 @@ PortFacts read_port(FileReader& files, const fs::path& dev_dir, const std::optio
   const fs::path netdev = find_netdev(files, dev_dir, dir, pci_dir, number);
   if (!netdev.empty()) {
     p.netdev = netdev.filename().string();
-    if (auto mtu = files.integer(netdev / "mtu")) p.netdev_mtu = static_cast<int>(*mtu);
+    if (auto mtu = files.integer(netdev / "mtu", 0, 1 << 20)) p.netdev_mtu = static_cast<int>(*mtu);
     p.netdev_operstate = files.line(netdev / "operstate").value_or("");
     auto ecn = [&](const char* which) -> std::optional<bool> {
       auto v = files.line_quiet(netdev / "ecn" / which / "enable" / "3");
@@ -154,10 +165,9 @@ std::map<std::string, uint64_t> read_port_counters(FileReader& files, const std:
       if (name == "lifespan") continue;  // a setting, not a counter
       auto value = files.line_quiet(dir / group / name);
       if (!value) continue;
-      try {
-        counters[name] = std::stoull(*value, nullptr, 0);
-      } catch (...) {
-      }
+      uint64_t number = 0;  // a counter that is not a number (or beyond 64 bits) is left out
+      const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
+      if (ec == std::errc() && end == value->data() + value->size()) counters[name] = number;
     }
   }
   return counters;
@@ -212,15 +222,15 @@ void read_hca_vpd(FileReader& files, std::vector<RdmaDevice>& devices, std::vect
   for (auto& d : devices) {
     if (d.pci.empty()) continue;
     const fs::path file = files.path("sys/bus/pci/devices") / d.pci / "vpd";
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      if (errno != ENOENT) absent.push_back({"vpd " + d.name, fmt::format("{} is unreadable ({}): serial and part number not recorded; run as root",
-                                                                          "/sys/bus/pci/devices/" + d.pci + "/vpd", std::strerror(errno))});
+    std::string error;
+    // The kernel's vpd attribute is up to 32 KiB; only its first kMaxVpd bytes are parsed.
+    auto content = read_regular_file(file.string(), 1u << 20, error);
+    if (!content) {
+      if (!error.empty()) absent.push_back({"vpd " + d.name, fmt::format("{} is unreadable ({}): serial and part number not recorded; run as root",
+                                                                         "/sys/bus/pci/devices/" + d.pci + "/vpd", error)});
       continue;
     }
-    std::string bytes(kMaxVpd, '\0');
-    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    bytes.resize(static_cast<size_t>(in.gcount()));
+    std::string bytes = content->substr(0, kMaxVpd);
     PciVpd vpd;
     if (auto error = parse_pci_vpd(bytes, vpd); !error.empty()) {
       absent.push_back({"vpd " + d.name, "/sys/bus/pci/devices/" + d.pci + "/vpd: " + error});

@@ -1,0 +1,106 @@
+// libFuzzer targets, one binary for all (built once by scripts/fuzz/run; FABRICPROOF_FUZZ_TARGET
+// picks the target): every parser of outside input. A violated invariant is __builtin_trap(),
+// which libFuzzer reports as a crash (a non-zero return value it ignores).
+//   nccl_log  NCCL_DEBUG text -> facts, audit, JSON and table
+//   profile   profile JSON -> a profile or errors, never both, never neither
+//   report    saved report.json -> the model -> every format, and compare with itself
+//   sysfs     rates, cpulists, PCIe speeds, sizes, port states (one value per input line)
+//   vpd       PCI VPD bytes
+//   hostfile  Open MPI hostfiles
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "core/hostfile.hpp"
+#include "core/pci_vpd.hpp"
+#include "core/profile.hpp"
+#include "core/units.hpp"
+#include "nccl_log/audit.hpp"
+#include "nccl_log/parser.hpp"
+#include "report/compare.hpp"
+#include "report/formats.hpp"
+#include "report/report.hpp"
+
+namespace {
+
+using namespace fabricproof;
+
+void check(bool invariant) {
+  if (!invariant) __builtin_trap();
+}
+
+void nccl_log(std::string_view text) {
+  const auto facts = nccl::parse_text(text);
+  const auto findings = nccl::audit(facts, {true});
+  check(!findings.empty());  // a log without transport lines is an error finding, never silence
+  check(!json_text(nccl::audit_json(facts, findings)).empty());
+  check(!nccl::audit_table(facts, findings).empty());
+}
+
+void profile(std::string_view text) {
+  const auto loaded = load_profile_text(text, "fuzz.json");
+  check(loaded.profile.has_value() != !loaded.errors.empty());
+  for (const auto& e : loaded.errors) check(e.rfind("fuzz.json: ", 0) == 0);  // every error names the file
+}
+
+// As `fabricproof report` and `compare` read a saved report: a std::exception is the error they
+// name (exit 2); anything else (a crash, UB, a leak) is a bug.
+void report(std::string_view text) {
+  Report r;
+  try {
+    const auto j = nlohmann::json::parse(text);
+    if (!j.is_object() || j.value("schema", std::string()) != kReportSchema) return;
+    r = j.get<Report>();
+  } catch (const std::exception&) {
+    return;
+  }
+  try {
+    for (const auto& format : kReportFormats) (void)render_report_format(r, format);
+    (void)compare_reports(r, r, 0.05);
+  } catch (const std::exception&) {
+  }
+}
+
+void sysfs(std::string_view text) {
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    const auto line = text.substr(start, end - start);
+    if (auto rate = parse_sysfs_rate(line)) check(rate->gbps > 0 && rate->gbps < 1e7);
+    check(parse_cpulist(line).size() <= 65536);
+    if (auto gts = parse_pcie_speed_gts(line)) check(*gts > 0);
+    (void)parse_size(line);
+    start = end + 1;
+  }
+}
+
+void vpd(std::string_view bytes) {
+  PciVpd v;
+  const auto error = parse_pci_vpd(bytes, v);
+  check(v.serial_number.size() <= bytes.size() && v.part_number.size() <= bytes.size() && v.product_name.size() <= bytes.size());
+  (void)error;
+}
+
+void hostfile(std::string_view text) {
+  const auto h = parse_hostfile(text, "hf");
+  check(!h.errors.empty() || !h.hosts.empty());
+  for (const auto& host : h.hosts) check(host.slots >= 1 && host.slots <= kMaxSlots && !host.host.empty());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::string target = [] {
+    const char* t = std::getenv("FABRICPROOF_FUZZ_TARGET");
+    return std::string(t ? t : "nccl_log");
+  }();
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  if (target == "nccl_log") nccl_log(input);
+  else if (target == "profile") profile(input);
+  else if (target == "report") report(input);
+  else if (target == "sysfs") sysfs(input);
+  else if (target == "vpd") vpd(input);
+  else if (target == "hostfile") hostfile(input);
+  else __builtin_trap();  // a misspelt target must not pass as a clean run
+  return 0;
+}

@@ -7,6 +7,7 @@
 #include "app/report_command.hpp"
 #include "app/run.hpp"
 #include "cli/options.hpp"
+#include "core/uplink_plan.hpp"
 #include "mpi/session.hpp"
 
 int main(int argc, char** argv) {
@@ -36,6 +37,12 @@ int main(int argc, char** argv) {
       return app::compare_reports_command(cl.compare);
     case Command::hostfile:
       return app::hostfile_command(cl.hostfile);
+    case Command::plan_uplink: {
+      const auto plan = plan_uplink(cl.uplink);
+      if (cl.uplink_json) std::cout << json_text(nlohmann::json(plan), 2) << "\n";
+      else std::cout << render_uplink_plan(plan);
+      return plan.error.empty() ? 0 : 2;
+    }
     case Command::none:
       break;
   }

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <sstream>
 
 #include "core/units.hpp"
@@ -48,7 +49,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   std::vector<std::string> phases;
   int expect_nodes = 0;
   run->add_option("-o,--out", cl.run.out_dir, "Directory for the report files (created)")->required();
-  run->add_option("--format", cl.run.formats, "Report formats, comma-separated: json, md, html, junit (json,md,html; report.json is always written)")
+  run->add_option("--format", cl.run.formats, "Report formats, comma-separated: json, md, html, junit, prom (json,md,html; report.json is always written)")
       ->delimiter(',')->check(CLI::IsMember(kReportFormats));
   run->add_option("-p,--profile", cl.run.profile, "Threshold profile: a built-in name (default, ib-hdr200-4x4, roce-200) or a JSON file");
   run->add_option("--expect-nodes", expect_nodes, "Number of nodes the run must find")->check(CLI::Range(1, 1000000));
@@ -117,7 +118,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
 
   auto* report = app.add_subcommand("report", "Re-render a saved report.json (no MPI needed)");
   report->add_option("report", cl.report.input, "The report.json to render (with --finalize also its directory)")->required();
-  report->add_option("--format", cl.report.formats, "Formats, comma-separated: json, md, html, junit (md,html,junit)")
+  report->add_option("--format", cl.report.formats, "Formats, comma-separated: json, md, html, junit, prom (md,html,junit)")
       ->delimiter(',')->check(CLI::IsMember(kReportFormats));
   report->add_option("-o,--out", cl.report.out_dir, "Directory for report.md / report.html / junit.xml / report.json (default: beside the input)");
   report->add_flag("--finalize", cl.report.finalize,
@@ -131,6 +132,19 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   compare->add_option("-p,--profile", cl.compare.profile, "Profile whose compare.regression limit applies (default 5%)");
   compare->add_flag("--json", cl.compare.json, "Print JSON instead of a table");
   compare->add_option("-o,--out", cl.compare.out_dir, "Also write compare.md, compare.html, compare.json and compare-junit.xml here");
+
+  auto* plan = app.add_subcommand("plan-uplink", "Size the uplink to the outside world (no cluster needed): ingest need, one flow vs many, transfer times");
+  auto& u = cl.uplink;
+  std::string model_size;
+  plan->add_option("--nodes", u.nodes, "Nodes (4)")->check(CLI::Range(1, 100000));
+  plan->add_option("--gpus-per-node", u.gpus_per_node, "GPUs per node (4)")->check(CLI::Range(0, 1024));
+  plan->add_option("--workload", u.workload, "vision (~1 GB/s per GPU), llm (1-4 Gb/s for the cluster), finetune (~40 Gb/s bursts) or custom:GB/s-per-GPU");
+  plan->add_option("--model-size", model_size, "Parameters, e.g. 70B or 1.5T (70B): weights at 2 bytes each");
+  plan->add_option("--checkpoint-factor", u.checkpoint_factor, "Checkpoint size / weights (2)")->check(CLI::Range(1.0, 100.0));
+  plan->add_option("--uplinks", u.uplinks_gbps, "Uplink rates on offer, GbE, comma-separated (25,100,400)")->delimiter(',')->check(CLI::Range(0.001, 1e6));
+  plan->add_option("--links-per-node", u.links_per_node, "Uplink links per node (1)")->check(CLI::Range(1, 64));
+  plan->add_option("--fabric-busbw", u.fabric_busbw_GBps, "The fabric's allreduce busbw per node, GB/s, for the east-west figure (22)")->check(CLI::Range(0.0, 1e6));
+  plan->add_flag("--json", cl.uplink_json, "Print JSON instead of a table");
 
   auto* hostfile = app.add_subcommand("hostfile", "Check an Open MPI hostfile; print one 'HOST SLOTS' line per host (exit 2 on a problem)");
   hostfile->add_option("file", cl.hostfile, "The hostfile")->required();
@@ -160,6 +174,22 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   }
   if (hostfile->parsed()) {
     cl.command = Command::hostfile;
+    return cl;
+  }
+  if (plan->parsed()) {
+    cl.command = Command::plan_uplink;
+    if (!model_size.empty()) {  // "70B", "1.5T", or billions
+      double value = 0;
+      const char unit = model_size.back();
+      const std::string number = (unit == 'B' || unit == 'T') ? model_size.substr(0, model_size.size() - 1) : model_size;
+      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+      if (ec != std::errc() || end != number.data() + number.size() || !(value > 0 && value < 1e6)) {
+        cl.exit_code = 2;
+        cl.message = "command line: --model-size: '" + model_size + "' is not a parameter count such as 70B or 1.5T";
+        return cl;
+      }
+      u.model_params_billion = unit == 'T' ? value * 1000 : value;
+    }
     return cl;
   }
   if (compare->parsed()) {

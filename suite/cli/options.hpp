@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/collective_model.hpp"
+#include "core/uplink_plan.hpp"
 #include "core/verbs_model.hpp"
 
 namespace fabricproof {
@@ -50,7 +51,7 @@ struct CompareOptionsCli {
   std::string out_dir;   // compare.md, compare.json, compare-junit.xml when given
 };
 
-enum class Command { none, run, nccl_audit, report, compare, hostfile };
+enum class Command { none, run, nccl_audit, report, compare, hostfile, plan_uplink };
 
 struct CommandLine {
   Command command = Command::none;
@@ -59,6 +60,8 @@ struct CommandLine {
   ReportOptionsCli report;
   CompareOptionsCli compare;
   std::string hostfile;  // `fabricproof hostfile FILE`
+  UplinkPlanInput uplink;   // `fabricproof plan-uplink`
+  bool uplink_json = false;
   // Set when parsing ended the program: help (exit 0) or an error (exit 2, message names it).
   std::optional<int> exit_code;
   std::string message;

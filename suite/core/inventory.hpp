@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dcb.hpp"
 #include "core/json_optional.hpp"
 #include "core/topology.hpp"
 
@@ -45,6 +46,7 @@ struct PortQos {
   std::string traffic_class;               // /sys/class/infiniband/<dev>/tc/<port>/traffic_class
   std::optional<bool> ecn_np_enabled_prio3;  // /sys/class/net/<if>/ecn/roce_np/enable/3 (OFED)
   std::optional<bool> ecn_rp_enabled_prio3;  // /sys/class/net/<if>/ecn/roce_rp/enable/3 (OFED)
+  std::optional<DcbConfig> dcb;              // dcbnl of the netdev (live only); its error says why not read
 };
 
 struct PortFacts {
@@ -131,6 +133,15 @@ struct SoftwareFacts {
   std::string nvidia_peermem_persisted_in;
 };
 
+// A network interface of the node: what carries management traffic must not be a data-fabric one.
+struct NetInterface {
+  std::string name;
+  std::string operstate;   // "up", "down", "unknown" (loopback, some virtual devices)
+  std::optional<int> mtu;
+  std::vector<std::string> ipv4;  // "10.0.0.5/24" (live only)
+  bool rdma = false;       // the netdev of an RDMA port (RoCE) or IPoIB of one
+};
+
 struct NumaNode {
   int id = 0;
   std::string cpus;
@@ -163,6 +174,8 @@ struct NodeFacts {
   std::vector<Absence> absent;
   std::vector<ProbeError> probe_errors;
   double clock_offset_s = 0;  // this node's clock minus rank 0's, measured at the gather
+  std::vector<NetInterface> interfaces;
+  std::string default_route_interface;  // /proc/net/route
 };
 
 // Everything rank 0 knows about the cluster before judging it.
@@ -176,7 +189,8 @@ FABRICPROOF_JSON(Absence, what, reason)
 FABRICPROOF_JSON(ProbeError, source, message)
 FABRICPROOF_JSON(PcieLink, current_gts, max_gts, current_gen, max_gen, current_width, max_width)
 FABRICPROOF_JSON(GidEntry, index, gid, type, netdev)
-FABRICPROOF_JSON(PortQos, traffic_class, ecn_np_enabled_prio3, ecn_rp_enabled_prio3)
+FABRICPROOF_JSON(PortQos, traffic_class, ecn_np_enabled_prio3, ecn_rp_enabled_prio3, dcb)
+FABRICPROOF_JSON(NetInterface, name, operstate, mtu, ipv4, rdma)
 FABRICPROOF_JSON(PortFacts, port, state, phys_state, width_code, speed_code, width, speed_name,
                  rate_gbps, link_layer, active_mtu, max_mtu, active_mtu_source, lid, sm_lid, gids,
                  roce_v2_gid_index, netdev, netdev_mtu, netdev_operstate, qos, counters)
@@ -192,7 +206,7 @@ FABRICPROOF_JSON(NumaNode, id, cpus, memory_bytes)
 FABRICPROOF_JSON(RankFacts, rank, local_rank, local_size, host, pid, gpu, gpu_uuid, cpus_allowed,
                  env)
 FABRICPROOF_JSON(NodeFacts, host, boot_id, cpu_model, numa_nodes, rdma_devices, gpus, topology, software,
-                 ranks, absent, probe_errors, clock_offset_s)
+                 ranks, absent, probe_errors, clock_offset_s, interfaces, default_route_interface)
 FABRICPROOF_JSON(ClusterFacts, nodes, missing_ranks, world_size)
 
 // "node1/mlx5_0:1": how findings and the report name a port.

@@ -1,5 +1,7 @@
 #include "core/inventory_rules.hpp"
 
+#include "core/roce_rules.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -148,8 +150,13 @@ void check_roce(const std::string& subject, const NodeFacts& node, const PortFac
     } catch (...) {
     }
     const GidEntry* gid = index >= 0 ? find_gid(p, index) : nullptr;
-    const bool ok = gid && gid->type == "RoCE v2";
-    const json measured = {{"NCCL_IB_GID_INDEX", value}, {"type_at_index", gid ? json(gid->type) : json(nullptr)}};
+    // RoCE v2 and routable: an IPv4-mapped address, or IPv6 that is not link-local (fe80::/10).
+    const bool link_local = gid && (gid->gid.rfind("fe8", 0) == 0 || gid->gid.rfind("fe9", 0) == 0 || gid->gid.rfind("fea", 0) == 0 ||
+                                    gid->gid.rfind("feb", 0) == 0);
+    const bool empty = gid && gid->gid.find_first_not_of("0:") == std::string::npos;
+    const bool ok = gid && gid->type == "RoCE v2" && !link_local && !empty;
+    const json measured = {{"NCCL_IB_GID_INDEX", value}, {"type_at_index", gid ? json(gid->type) : json(nullptr)},
+                           {"gid_at_index", gid ? json(gid->gid) : json(nullptr)}, {"link_local", link_local}};
     std::string hint_text;
     if (!ok) {
       hint_text = p.roce_v2_gid_index
@@ -157,7 +164,8 @@ void check_roce(const std::string& subject, const NodeFacts& node, const PortFac
                       : std::string("This port has no RoCE v2 IPv4 GID to point at; fix the GID table first.");
     }
     out.push_back(make("nccl_gid_index", subject, ok ? Verdict::pass : Verdict::fail, measured,
-                       "RoCE v2", "NCCL_IB_GID_INDEX (when set) indexes a RoCE v2 GID", hint_text));
+                       "RoCE v2 with an IPv4-mapped or routable IPv6 address",
+                       "NCCL_IB_GID_INDEX (when set) indexes a RoCE v2 GID with a routable address", hint_text));
   }
 }
 
@@ -339,6 +347,8 @@ std::vector<Finding> check_inventory(const ClusterFacts& cluster, const Profile&
   auto consistency = check_consistency(cluster, profile);
   out.insert(out.end(), health.begin(), health.end());
   out.insert(out.end(), consistency.begin(), consistency.end());
+  for (auto more : {check_roce_qos(cluster, profile), check_nccl_environment(cluster), check_control_path(cluster)})
+    out.insert(out.end(), more.begin(), more.end());
   return out;
 }
 

@@ -44,6 +44,8 @@ const std::vector<LeafSpec>& leaf_specs() {
       {"/ports/rate_gbps", Kind::number, true, 1, 100000},
       {"/roce/active_mtu", Kind::integer, false, 256, 4096, {"256", "512", "1024", "2048", "4096"}},
       {"/roce/min_netdev_mtu", Kind::integer, false, 576, 65535},
+      {"/roce/pfc_priority", Kind::integer, false, 0, 7},
+      {"/roce/dscp", Kind::integer, false, 0, 63},
       {"/pcie/hca_downtrained", Kind::verdict, false},
       {"/pcie/gpu_width_downtrained", Kind::verdict, false},
       {"/pcie/gpu_speed_downtrained", Kind::verdict, false},
@@ -173,6 +175,8 @@ Profile build(const json& doc, const std::string& origin) {
   p.ports.rate_gbps = ports.at("rate_gbps").get<std::optional<double>>();
   p.roce.active_mtu = doc.at("roce").at("active_mtu").get<int>();
   p.roce.min_netdev_mtu = doc.at("roce").at("min_netdev_mtu").get<int>();
+  p.roce.pfc_priority = doc.at("roce").at("pfc_priority").get<int>();
+  p.roce.dscp = doc.at("roce").at("dscp").get<int>();
   p.pcie.hca_downtrained = verdict_at("/pcie/hca_downtrained");
   p.pcie.gpu_width_downtrained = verdict_at("/pcie/gpu_width_downtrained");
   p.pcie.gpu_speed_downtrained = verdict_at("/pcie/gpu_speed_downtrained");

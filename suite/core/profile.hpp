@@ -34,6 +34,8 @@ struct Profile {
   struct Roce {
     int active_mtu = 4096;
     int min_netdev_mtu = 9000;
+    int pfc_priority = 3;  // the one lossless priority RoCE traffic uses (the seed)
+    int dscp = 26;         // the DSCP of RoCE traffic when neither NCCL_IB_TC nor the device says (traffic class 106)
   } roce;
   struct Pcie {
     Verdict hca_downtrained = Verdict::fail;

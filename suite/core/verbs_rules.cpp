@@ -158,28 +158,26 @@ std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& clus
   std::vector<Finding> out;
   const auto& v = profile.verbs;
   // The reference for a pair's outlier rules: the typical (median) figure of the same test over the
-  // pairs that share no endpoint with it, so that one bad node, which is in half the pairs of a
-  // 4-node matrix, cannot set its own standard; over every other measurement where no pair is
-  // disjoint (3 nodes; the other direction of a 2-node pair). Unlike the best pair, one lucky
-  // measurement cannot raise it.
+  // other pairs, leaving the judged pair out, so that it cannot set its own standard: with one bad
+  // node in a 4-node matrix, its 3 pairs are judged against the other 5 (3 of them good), the good
+  // pairs against a median the bad node pulls down. Only in a 2-node matrix is the reference the
+  // other direction of the same pair. Unlike the best pair, one lucky measurement cannot raise it.
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   };
   auto typical = [&](const PairResult& judged, const TestResult& mine, bool latency) -> std::optional<double> {
-    std::vector<double> disjoint, others;
+    std::vector<double> other_pairs, same_pair;
     for (const auto& pair : s.pairs)
       for (const auto& t : pair.tests) {
         if (t.status != "ok" || t.test != mine.test || &t == &mine) continue;
         const std::optional<double> value =
             latency ? (t.latency && t.latency->samples ? std::optional<double>(t.latency->p50_usec) : std::nullopt) : t.gbps;
-        if (!value) continue;
-        others.push_back(*value);
-        if (pair.a != judged.a && pair.a != judged.b && pair.b != judged.a && pair.b != judged.b) disjoint.push_back(*value);
+        if (value) (&pair == &judged ? same_pair : other_pairs).push_back(*value);
       }
-    if (!disjoint.empty()) return median(disjoint);
-    if (!others.empty()) return median(others);
+    if (!other_pairs.empty()) return median(other_pairs);
+    if (!same_pair.empty()) return median(same_pair);
     return std::nullopt;
   };
 
@@ -236,7 +234,7 @@ std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& clus
           bad |= !ok;
           out.push_back(make("verbs_pair_outlier", subject, ok ? Verdict::pass : Verdict::fail, {{"gbps", gbps}, {"of_typical", ratio}},
                              fmt::format(">= {} x the typical pair ({:.4g} Gb/s)", v.outlier_ratio, *reference),
-                             "bandwidth >= verbs.outlier_ratio x the median of the same test over the pairs without its nodes",
+                             "bandwidth >= verbs.outlier_ratio x the median of the same test over the other pairs",
                              ok ? "" : diagnosis_text()));
         }
       }
@@ -255,7 +253,7 @@ std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& clus
           slow_latency |= !ok;
           out.push_back(make("verbs_latency_outlier", subject, ok ? Verdict::pass : Verdict::warn, {{"p50_usec", lat.p50_usec}},
                              fmt::format("<= {} x the typical pair ({:.4g} us)", v.latency_outlier_factor, *reference),
-                             "p50 latency <= verbs.latency_outlier_factor x the median p50 over the pairs without its nodes",
+                             "p50 latency <= verbs.latency_outlier_factor x the median p50 over the other pairs",
                              ok ? "" : diagnosis_text()));
         }
       }

@@ -37,8 +37,12 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 }  // namespace
 
 void FileReader::record(const fs::path& file, const std::string& message) {
-  auto shown = file.lexically_relative(root_);
-  errors_.push_back({"/" + shown.string(), message});
+  ProbeError error{"/" + file.lexically_relative(root_).string(), message};
+  // Two probes may read the same file (the netdev MTU for the port and for the interface list):
+  // one error per file and message.
+  for (const auto& e : errors_)
+    if (e.source == error.source && e.message == error.message) return;
+  errors_.push_back(std::move(error));
 }
 
 std::optional<std::string> FileReader::text(const fs::path& file) {

@@ -17,7 +17,8 @@ inline constexpr size_t kMaxFileBytes = 4u << 20;  // /proc/cpuinfo of a large h
 
 class FileReader {
  public:
-  explicit FileReader(std::filesystem::path root) : root_(std::move(root)) {}
+  // Absolute, so that paths resolved through symlinks (canonical) still show relative to it.
+  explicit FileReader(const std::filesystem::path& root) : root_(std::filesystem::absolute(root)) {}
 
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path path(const std::string& relative) const { return root_ / relative; }

@@ -1,5 +1,7 @@
 #include "probe/host.hpp"
 
+#include "probe/network.hpp"
+
 #include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -156,6 +158,7 @@ NodeFacts probe_node_files(const fs::path& root, bool read_vpd) {
   read_host(files, node);
   read_software(files, node.software);
   node.rdma_devices = read_rdma_devices(files, node.absent);
+  read_network(files, node, root == "/");
   if (read_vpd) read_hca_vpd(files, node.rdma_devices, node.absent);
   node.gpus = read_pci_gpus(files);
   if (node.gpus.empty()) node.absent.push_back({"gpus", "no NVIDIA GPU on the PCI bus (/sys/bus/pci/devices)"});

@@ -27,8 +27,9 @@ struct StepRule {
 const std::vector<StepRule>& step_rules() {
   static const std::vector<StepRule> rules = {
       {"1. MTU", hint::kMtu, {"mtu"}, {"MTU"}},
-      {"2. PFC and ECN (RoCE)", hint::kPfc, {"qos", "pfc", "ecn"}, {"PFC", "ECN"}},
-      {"3. Link: port state, rate, cable, subnet manager", hint::kCable, {"port_state", "port_rate", "link", "gid", "sm_", "pair_error"},
+      {"2. PFC and ECN (RoCE)", hint::kPfc, {"qos", "pfc", "ecn", "roce_trust", "dscp", "roce_ets", "nccl_ib_tc"}, {"PFC", "ECN"}},
+      {"3. Link: port state, rate, cable, subnet manager", hint::kCable,
+       {"port_state", "port_rate", "link", "gid", "sm_", "subnet_manager", "pair_error"},
        {"able", "transceiver", "subnet manager", "port state"}},
       {"4. PCIe", hint::kPcie, {"pcie"}, {"PCIe"}},
       {"5. NUMA and GPU-HCA placement", hint::kNuma, {"numa", "topology", "affinity"}, {"NUMA"}},

@@ -198,6 +198,15 @@ step_config_faults() {
   expect "the other nodes keep their rxe0" "[.nodes[] | select(.host != \"node4\") | .rdma_devices | length] == [1, 1, 1]" "$r"
   expect "no finding blames node1 or node3" "[.findings[] | select(.verdict == \"fail\" or .verdict == \"error\") | (.subject + \" \" + .hint) | test(\"node[13]\")] | all(. == false)" "$r"
   jq -r '.findings[] | select(.verdict == "fail" or .verdict == "warn") | "  \(.verdict) \(.id) \(.subject)"' "$r"
+
+  # NCCL's view of the fabric, from the variables a user exports on the launch node: a GID index
+  # that holds a link-local (or RoCE v1) GID, the bootstrap on the data NIC, a device that does not
+  # exist. And the lab's virtio NICs have no DCB: recorded as unreadable with the errno.
+  accept env-faults 1 --env NCCL_IB_GID_INDEX=0 --env NCCL_SOCKET_IFNAME=eth1 --env NCCL_IB_HCA=mlx5_0 -- --phases inventory
+  expect "the GID index fails on every node's port" "[.findings[] | select(.id == \"nccl_gid_index\" and .verdict == \"fail\") | .subject] | sort == [\"node1/rxe0:1\", \"node2/rxe0:1\", \"node3/rxe0:1\", \"node4/rxe0:1\"]" "$r"
+  expect "the bootstrap on the data NIC fails the management plane on every node" "[.findings[] | select(.id == \"management_plane\" and (.subject | endswith(\"NCCL_SOCKET_IFNAME\")) and .verdict == \"fail\")] | length == $nodes" "$r"
+  expect "NCCL_IB_HCA naming a missing device fails on every node" "[.findings[] | select(.id == \"nccl_ib_hca\") | .verdict == \"fail\" and .measured.not_found == [\"mlx5_0\"]] | (length == $nodes and all)" "$r"
+  expect "DCB on the virtio NICs is unreadable (a skip with the errno), not a pass or a fail" "[.findings[] | select(.id == \"roce_pfc\") | .verdict == \"skip\" and (.measured | contains(\"Operation not supported\"))] | (length == $nodes and all)" "$r"
   finish
 }
 

@@ -30,6 +30,12 @@ check "fabricproof arguments passed" "$out" "run --out /tmp/r"
 out=$("$wrapper" --hostfile "$hostfiles/two-nodes" --ranks-per-node 2 --dry-run -- run --out d 2>&1)
 check "ranks per node" "$out" "-np 4 --map-by ppr:2:node"
 
+out=$("$wrapper" --hostfile "$hostfiles/cluster-4x4" --mgmt-net 10.0.0.0/24 --dry-run -- run --out d 2>&1)
+check "MPI pinned to the management network" "$out" "--mca btl_tcp_if_include 10.0.0.0/24 --mca oob_tcp_if_include 10.0.0.0/24"
+out=$("$wrapper" --hostfile "$hostfiles/cluster-4x4" --mca btl_tcp_if_include eno1 --dry-run -- run --out d 2>&1)
+[[ "$out" == *"btl_tcp_if_include eno1"* && "$out" != *"pinned to the management network"* ]] && echo "ok   a given btl_tcp_if_include wins" ||
+  { echo "FAIL a given btl_tcp_if_include wins: $out"; failures=$((failures + 1)); }
+
 printf 'node1 slots=4\nnode2 slots=four\n' >"$tmp/bad-slots"
 out=$("$wrapper" --hostfile "$tmp/bad-slots" --dry-run -- run 2>&1); rc=$?
 status_is "bad slots exits 2" $rc 2

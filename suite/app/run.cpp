@@ -10,6 +10,7 @@
 #include "app/build.hpp"
 #include "app/collectives_phase.hpp"
 #include "app/inventory_phase.hpp"
+#include "app/uplink_phase.hpp"
 #include "core/inventory_rules.hpp"
 #include "core/profile.hpp"
 #include "mpi/exchange.hpp"
@@ -207,6 +208,17 @@ void run_nccl_audit(RunState& s, PhaseRecord& record) {
                               facts.socket_fallback ? (*facts.socket_fallback ? "yes" : "no") : "undecidable");
 }
 
+void run_uplink(RunState& s, PhaseRecord& record) {
+  auto progress = [&](const std::string& line) { say(s, line); };
+  auto outcome = run_uplink_phase(s.options, s.session, s.cluster, s.profile, progress);
+  if (!s.session.is_root()) return;
+  s.report.sections["uplink"] = outcome.section;
+  s.report.findings.insert(s.report.findings.end(), outcome.findings.begin(), outcome.findings.end());
+  record.verdict = worst_verdict(outcome.findings);
+  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
+  record.reason = outcome.summary;
+}
+
 std::vector<Phase> phases() {
   return {
       {"verbs", fabric_skip_reason, run_verbs},
@@ -233,6 +245,7 @@ std::vector<Phase> phases() {
          return fmt::format("no NCCL logs to audit: {}; pass --nccl-logs FILE... to audit the logs of your own NCCL runs", why);
        },
        run_nccl_audit},
+      {"uplink", [](const RunState&) { return std::string(); }, run_uplink},
   };
 }
 
@@ -316,7 +329,7 @@ void run_inventory(RunState& s) {
   record->duration_s = std::chrono::duration<double>(SteadyClock::now() - s.phase_started).count();
   for (const auto& later : phases())  // the phases after it are listed, so that none seems forgotten
     if (std::none_of(s.report.phases.begin(), s.report.phases.end(), [&](const PhaseRecord& p) { return p.name == later.name; }))
-      s.report.phases.push_back({later.name, Verdict::skip, "not run: the run ended at " + phase, 0});
+      s.report.phases.push_back({later.name, Verdict::skip, wanted(s.options, later.name) ? "not run: the run ended at " + phase : "not selected with --phases", 0});
   write_report(s, true);
   if (!s.options.quiet) std::cout << render_console_summary(s.report);
   std::cout << "report: " << (fs::path(s.options.out_dir) / "report.json").string() << "\n";

@@ -36,6 +36,43 @@ std::vector<std::string> split_phases(const std::vector<std::string>& items) {
   return phases;
 }
 
+struct UplinkCli {
+  std::vector<std::string> targets;
+  double seconds = 5;
+  int flows = 0;
+  double need_gbps = 0;
+};
+
+void add_uplink_options(CLI::App& run, UplinkCli& u) {
+  const char* group = "Uplink (--phases ...,uplink)";
+  run.add_option("--uplink-target", u.targets,
+                 "HOST[:PORT] of a stock `iperf3 -s` on the storage or gateway host (5201); repeat or comma-separate, one port per node "
+                 "for the all-nodes-together test")
+      ->delimiter(',')->group(group);
+  run.add_option("--uplink-seconds", u.seconds, "Seconds per measurement (5; at most an hour)")->check(CLI::Range(1.0, 3600.0))->group(group);
+  run.add_option("--uplink-flows", u.flows, "Flows of the parallel test (default: 2 per link of the node's uplink, at least 2)")
+      ->check(CLI::Range(1, 128))->group(group);
+  run.add_option("--uplink-need", u.need_gbps, "The cluster's ingest need in Gb/s (default: the profile's uplink.ingest_gbps; see plan-uplink)")
+      ->check(CLI::Range(0.001, 1e6))->group(group);
+}
+
+// Targets parsed, the phase and its targets given together; "" or what is wrong.
+std::string finish_uplink_options(const UplinkCli& u, RunOptions& run) {
+  for (const auto& text : u.targets) {
+    std::string error;
+    auto target = parse_uplink_target(text, error);
+    if (!target) return "--uplink-target: " + error;
+    run.uplink.targets.push_back(*target);
+  }
+  run.uplink.seconds = u.seconds;
+  if (u.flows > 0) run.uplink.flows = u.flows;
+  if (u.need_gbps > 0) run.uplink.need_gbps = u.need_gbps;
+  const bool wanted = std::find(run.phases.begin(), run.phases.end(), "uplink") != run.phases.end();
+  if (wanted && run.uplink.targets.empty())
+    return "--phases uplink needs --uplink-target HOST[:PORT] (a stock `iperf3 -s` on the storage or gateway host)";
+  return "";
+}
+
 }  // namespace
 
 CommandLine parse_command_line(int argc, const char* const* argv) {
@@ -53,7 +90,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       ->delimiter(',')->check(CLI::IsMember(kReportFormats));
   run->add_option("-p,--profile", cl.run.profile, "Threshold profile: a built-in name (default, ib-hdr200-4x4, roce-200) or a JSON file");
   run->add_option("--expect-nodes", expect_nodes, "Number of nodes the run must find")->check(CLI::Range(1, 1000000));
-  run->add_option("--phases", phases, "Phases to run, comma-separated: inventory,verbs,gpudirect,collectives,nccl_audit")->delimiter(',');
+  run->add_option("--phases", phases, "Phases to run, comma-separated: inventory,verbs,gpudirect,collectives,nccl_audit (the default), uplink (on request)")
+      ->delimiter(',');
   run->add_option("--timeout", cl.run.timeout_s, "Seconds a gather or broadcast may wait for the slowest rank (120; at most a day)")
       ->check(CLI::Range(0.001, kDay));
   run->add_option("--root", cl.run.root, "Filesystem root the inventory reads (a saved sysfs tree; default /)");
@@ -107,6 +145,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--collective-timeout", c.timeout_s, "Seconds any wait on a collective may take (120; at most a day)")->check(CLI::Range(0.001, kDay))->group(coll);
   run->add_option("--time-stat", c.time_stat, "A row's time over the ranks: avg (nccl-tests' default) or max (the slowest rank)")
       ->check(CLI::IsMember({"avg", "max"}))->group(coll);
+
+  UplinkCli uplink_cli;
+  add_uplink_options(*run, uplink_cli);
 
   auto* audit = app.add_subcommand("nccl-audit", "Parse NCCL_DEBUG=INFO logs and check which transport every rank and channel used");
   bool multi = false, single = false;
@@ -284,11 +325,16 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       v.tests = verbs_tests;
     }
     for (const auto& p : cl.run.phases) {
-      if (std::find(kAllPhases.begin(), kAllPhases.end(), p) == kAllPhases.end()) {
+      if (std::find(kKnownPhases.begin(), kKnownPhases.end(), p) == kKnownPhases.end()) {
         cl.exit_code = 2;
-        cl.message = "command line: --phases: unknown phase '" + p + "' (known: inventory, verbs, gpudirect, collectives, nccl_audit)";
+        cl.message = "command line: --phases: unknown phase '" + p + "' (known: inventory, verbs, gpudirect, collectives, nccl_audit, uplink)";
         return cl;
       }
+    }
+    if (const auto error = finish_uplink_options(uplink_cli, cl.run); !error.empty()) {
+      cl.exit_code = 2;
+      cl.message = "command line: " + error;
+      return cl;
     }
   }
   return cl;

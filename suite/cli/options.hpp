@@ -5,12 +5,15 @@
 #include <vector>
 
 #include "core/collective_model.hpp"
+#include "core/uplink_model.hpp"
 #include "core/uplink_plan.hpp"
 #include "core/verbs_model.hpp"
 
 namespace fabricproof {
 
+// The phases a run has by default; "uplink" runs only when asked (it needs a target host).
 inline const std::vector<std::string> kAllPhases = {"inventory", "verbs", "gpudirect", "collectives", "nccl_audit"};
+inline const std::vector<std::string> kKnownPhases = {"inventory", "verbs", "gpudirect", "collectives", "nccl_audit", "uplink"};
 
 struct RunOptions {
   std::string out_dir;
@@ -23,6 +26,7 @@ struct RunOptions {
   bool json_lines = false;     // one JSON event per line on stdout, for log shippers
   VerbsOptions verbs;
   SweepOptions collectives;
+  UplinkOptions uplink;
   std::vector<std::string> nccl_logs;  // NCCL_DEBUG=INFO logs to audit (the nccl_audit phase)
   std::vector<std::string> formats = {"json", "md", "html"};  // report.json is written whatever this says
 };

@@ -67,6 +67,7 @@ const std::vector<LeafSpec>& leaf_specs() {
       {"/collectives/busbw_efficiency_fail", Kind::number, false, 0, 2},
       {"/collectives/scaling_drop_factor", Kind::number, false, 1, 1000},
       {"/collectives/max_bytes", Kind::integer, true, 8, 8796093022208.0},
+      {"/uplink/ingest_gbps", Kind::number, true, 0.001, 1e6},
   };
   return specs;
 }
@@ -200,6 +201,7 @@ Profile build(const json& doc, const std::string& origin) {
   p.collectives.busbw_efficiency_fail = coll.at("busbw_efficiency_fail").get<double>();
   p.collectives.scaling_drop_factor = coll.at("scaling_drop_factor").get<double>();
   if (!coll.at("max_bytes").is_null()) p.collectives.max_bytes = coll.at("max_bytes").get<uint64_t>();
+  p.uplink.ingest_gbps = doc.at("uplink").at("ingest_gbps").get<std::optional<double>>();
   return p;
 }
 

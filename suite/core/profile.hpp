@@ -67,6 +67,9 @@ struct Profile {
     double scaling_drop_factor = 5.0;    // 1-node busbw / 2-node busbw at the top size: "RDMA not used"
     std::optional<uint64_t> max_bytes;   // the sweep's top size when --max-bytes is not given (null: 8G)
   } collectives;
+  struct Uplink {
+    std::optional<double> ingest_gbps;  // the cluster's dataset read rate (fabricproof plan-uplink); null: not judged
+  } uplink;
   struct Compare {
     double regression = 0.05;  // `compare`: a figure worse than the baseline by more than this fails
   } compare;

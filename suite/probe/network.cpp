@@ -3,11 +3,13 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <linux/netlink.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -100,6 +102,78 @@ void read_network(FileReader& files, NodeFacts& node, bool live) {
   for (auto& d : node.rdma_devices)
     for (auto& p : d.ports)
       if (p.link_layer == "Ethernet" && !p.netdev.empty()) p.qos.dcb = read_dcb(p.netdev);
+}
+
+namespace {
+
+std::string address_text(const sockaddr* a) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (a->sa_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, text, sizeof(text));
+  if (a->sa_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, text, sizeof(text));
+  return text;
+}
+
+// The local address the kernel picks to reach `host`, or an error.
+std::string local_address_to(const std::string& host, int port, std::string& error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
+    error = "'" + host + "' does not resolve: " + gai_strerror(rc);
+    return "";
+  }
+  std::string local;
+  for (addrinfo* a = found; a && local.empty(); a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    sockaddr_storage mine{};
+    socklen_t size = sizeof(mine);
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0 && ::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &size) == 0)
+      local = address_text(reinterpret_cast<sockaddr*>(&mine));
+    else
+      error = "no route to '" + host + "': " + std::strerror(errno);
+    ::close(fd);
+  }
+  freeaddrinfo(found);
+  if (!local.empty()) error.clear();
+  return local;
+}
+
+}  // namespace
+
+UplinkPath route_to(FileReader& files, const std::string& host, int port) {
+  UplinkPath path;
+  path.local_address = local_address_to(host, port, path.error);
+  if (path.local_address.empty()) return path;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) == 0) {
+    for (ifaddrs* a = list; a && path.interface.empty(); a = a->ifa_next)
+      if (a->ifa_addr && (a->ifa_addr->sa_family == AF_INET || a->ifa_addr->sa_family == AF_INET6) &&
+          address_text(a->ifa_addr) == path.local_address)
+        path.interface = a->ifa_name;
+    freeifaddrs(list);
+  }
+  if (path.interface.empty()) {
+    path.error = "no interface holds " + path.local_address + ", the address the kernel routes '" + host + "' from";
+    return path;
+  }
+  const fs::path dir = files.path("sys/class/net") / path.interface;
+  if (auto slaves = files.line_quiet(dir / "bonding/slaves")) {
+    std::istringstream names(*slaves);
+    for (std::string n; names >> n;) path.links.push_back(n);
+  }
+  // Mb/s; -1 or unreadable when the driver does not know (virtio, loopback): no rate then.
+  auto speed_of = [&](const fs::path& d) -> std::optional<double> {
+    const auto text = files.line_quiet(d / "speed");
+    if (!text) return std::nullopt;
+    long long mbps = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), mbps);
+    if (ec != std::errc() || end != text->data() + text->size() || mbps <= 0) return std::nullopt;
+    return static_cast<double>(mbps) / 1000;
+  };
+  path.link_gbps = speed_of(dir);
+  return path;
 }
 
 }  // namespace fabricproof::probe

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/inventory.hpp"
+#include "core/uplink_model.hpp"
 #include "probe/file_reader.hpp"
 
 namespace fabricproof::probe {
@@ -20,5 +21,10 @@ DcbConfig read_dcb(const std::string& ifname);
 
 // "00000000" destination rows of /proc/net/route: the interface of the default route, "" if none.
 std::string default_route_interface(const std::string& proc_net_route);
+
+// The interface this node's kernel routes `host` through (a connected UDP socket's local address,
+// matched to its interface; nothing is sent), with its link rate and, for a bond, its links.
+// `rdma` is left for the caller, who knows the node's RDMA netdevs.
+UplinkPath route_to(FileReader& files, const std::string& host, int port);
 
 }  // namespace fabricproof::probe

@@ -239,6 +239,61 @@ std::string scaling_chart(const view::ScalingChart& c) {
   return s + "</svg></figure>\n";
 }
 
+// Per node: one flow against parallel flows (alone) and all nodes together, as bars on one scale,
+// with the node's share of the ingest need as a dashed mark: one flow short of the mark while
+// parallel flows pass it is the seed's "open parallel streams".
+std::string uplink_chart(const UplinkSection& u) {
+  const double row = 54, l = 90, r = 20, w = 560, t = 20;
+  const double h = t + row * static_cast<double>(u.nodes.size()) + 24;
+  const double share = u.need_gbps ? *u.need_gbps / static_cast<double>(std::max<size_t>(1, u.nodes.size())) : 0;
+  double xmax = share;
+  for (const auto& n : u.nodes) xmax = std::max({xmax, n.single.gbps, n.parallel.gbps, n.together.gbps});
+  if (xmax <= 0) xmax = 1;
+  const auto X = [&](double v) { return l + (w - l - r) * v / (xmax * 1.1); };
+  std::string s = fmt::format("<figure class=\"chart\"><figcaption><b>Uplink ingest per node (Gb/s)</b>: 1 flow, parallel flows, all nodes together"
+                              "{}</figcaption><svg class=\"uplink\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
+                              share > 0 ? "; dashed: the node's share of the need" : "", w, h, w, h);
+  const std::pair<const char*, const char*> kinds[] = {{"single", "#8c959f"}, {"parallel", "#0969da"}, {"together", "#1a7f37"}};
+  for (size_t i = 0; i < u.nodes.size(); ++i) {
+    const auto& n = u.nodes[i];
+    const double y = t + row * static_cast<double>(i);
+    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", l - 6, y + 26, esc(n.host));
+    const UplinkFlows* flows[] = {&n.single, &n.parallel, &n.together};
+    for (size_t k = 0; k < 3; ++k) {
+      const auto& f = *flows[k];
+      if (f.status != "ok") continue;
+      const std::string label = k == 0 ? "1 flow" : k == 1 ? fmt::format("{} flows", f.flows) : "together";
+      s += fmt::format("<rect class=\"bar\" data-node=\"{}\" data-kind=\"{}\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" fill=\"{}\">"
+                       "<title>{} {}: {} Gb/s</title></rect><text x=\"{:.1f}\" y=\"{}\">{} {}</text>",
+                       esc(n.host), kinds[k].first, l, y + 16 * static_cast<double>(k), X(f.gbps) - l, kinds[k].second, esc(n.host), label,
+                       num(f.gbps), X(f.gbps) + 4, y + 16 * static_cast<double>(k) + 11, label, num(f.gbps));
+    }
+    if (share > 0)
+      s += fmt::format("<line class=\"share\" x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#cf222e\" stroke-width=\"2\" "
+                       "stroke-dasharray=\"5,3\"><title>share of the need: {} Gb/s</title></line>",
+                       X(share), y - 2, X(share), y + 48, num(share));
+  }
+  return s + "</svg></figure>\n";
+}
+
+std::string uplink_section(const std::optional<UplinkSection>& u) {
+  std::string h = "<h2 id=\"uplink\">Uplink</h2>\n";
+  if (!u) return h + "<p>The report's uplink section does not read as one.</p>\n";
+  std::string targets;
+  for (const auto& t : u->targets) targets += (targets.empty() ? "" : ", ") + t;
+  h += fmt::format("<p>TCP ingest from {} (iperf3 -R), {} s per measurement; need: {}.{}</p>\n", esc(targets), num(u->seconds),
+                   u->need_gbps ? num(*u->need_gbps) + " Gb/s (" + esc(u->need_source) + ")" : std::string("not given"),
+                   u->together_skipped.empty() ? "" : " All nodes together: not run, " + esc(u->together_skipped) + ".");
+  h += uplink_chart(*u);
+  std::vector<std::vector<std::string>> rows;
+  auto shown = [](const UplinkFlows& f) { return f.status == "ok" ? num(f.gbps) : esc(f.status + ": " + f.reason); };
+  for (const auto& n : u->nodes)
+    rows.push_back({esc(n.host), esc(n.target), esc(n.path.error.empty() ? n.path.interface : "error: " + n.path.error), n.path.rdma ? "<b>yes</b>" : "no",
+                    n.path.link_gbps ? num(*n.path.link_gbps) : "-", shown(n.single), shown(n.parallel), std::to_string(n.parallel.flows),
+                    u->together_skipped.empty() ? shown(n.together) : "-"});
+  return h + table({"node", "target", "interface", "data fabric", "link (Gb/s)", "1 flow", "parallel", "flows", "together"}, rows);
+}
+
 std::string transport_class(const std::string& t) {
   if (t.find("Socket") != std::string::npos) return "tr-socket";
   if (t.rfind("NET", 0) == 0 || t.find("CollNet") != std::string::npos) return "tr-net";
@@ -320,7 +375,7 @@ std::string render_html(const Report& r) {
     h += fmt::format("<p class=\"incomplete\"><b>This run has not finished.</b> In flight: {}: {} (since {}). The results so far are below.</p>\n",
                      esc(r.in_flight->phase), esc(r.in_flight->step), esc(r.in_flight->since));
   h += "<nav><a href=\"#triage\">What to check first</a><a href=\"#verbs\">Verbs matrix</a><a href=\"#collectives\">Collectives</a>"
-       "<a href=\"#nccl\">NCCL audit</a><a href=\"#findings\">Findings</a><a href=\"#inventory\">Inventory</a><a href=\"#phases\">Phases</a></nav>\n";
+       "<a href=\"#uplink\">Uplink</a><a href=\"#nccl\">NCCL audit</a><a href=\"#findings\">Findings</a><a href=\"#inventory\">Inventory</a><a href=\"#phases\">Phases</a></nav>\n";
   std::vector<std::string> built;
   const auto parts = r.build.is_object() ? r.build.value("optional_parts", nlohmann::json::object()) : nlohmann::json::object();
   for (const auto& [k, v] : parts.items())
@@ -370,6 +425,10 @@ std::string render_html(const Report& r) {
   const auto scaling = view::scaling(r);
   if (!scaling.empty()) h += "<h3>Scaling 1 &#8594; 2 &#8594; 4 nodes</h3>\n";
   for (const auto& c : scaling) h += scaling_chart(c);
+
+  h += r.sections.contains("uplink") ? uplink_section(view::uplink(r))
+                                     : "<h2 id=\"uplink\">Uplink</h2>\n<p>No uplink measurement in this run (on request: "
+                                       "<code>--phases ...,uplink --uplink-target HOST[:PORT]</code>).</p>\n";
 
   h += "<h2 id=\"nccl\">NCCL transport audit</h2>\n";
   const auto audit = view::nccl_audit(r);

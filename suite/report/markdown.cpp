@@ -82,6 +82,33 @@ void collectives_tables(std::string& md, const nlohmann::json& c) {
 }
 
 // A verbs matrix: rows send, columns receive; "x" marks no figure, "!" a cell a failing finding names.
+std::string flows_cell(const UplinkFlows& f) {
+  if (f.status != "ok") return cell(f.status + (f.reason.empty() ? "" : ": " + f.reason));
+  std::string text = fmt::format("{:.3f}", f.gbps);
+  if (f.per_flow_gbps.size() > 1)
+    text += fmt::format(" ({:.3f}-{:.3f} per flow)", *std::min_element(f.per_flow_gbps.begin(), f.per_flow_gbps.end()),
+                        *std::max_element(f.per_flow_gbps.begin(), f.per_flow_gbps.end()));
+  return text;
+}
+
+void uplink_table(std::string& md, const std::optional<UplinkSection>& u) {
+  md += "\n## Uplink: TCP ingest from the storage target (Gb/s)\n\n";
+  if (!u) {
+    md += "The report's uplink section does not read as one.\n";
+    return;
+  }
+  md += fmt::format("Targets {}; {} s per measurement; need {}.{}\n\n", cell(fmt::format("{}", fmt::join(u->targets, ", "))), u->seconds,
+                    u->need_gbps ? fmt::format("{:.4g} Gb/s ({})", *u->need_gbps, cell(u->need_source)) : std::string("not given"),
+                    u->together_skipped.empty() ? "" : " All nodes together: not run, " + cell(u->together_skipped) + ".");
+  md += "| node | target | interface | data fabric | link (Gb/s) | 1 flow | parallel flows | flows | all together |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& n : u->nodes)
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(n.host), cell(n.target),
+                      cell(n.path.error.empty() ? n.path.interface + (n.path.links.empty() ? "" : fmt::format(" ({})", fmt::join(n.path.links, "+")))
+                                                : "error: " + n.path.error),
+                      n.path.rdma ? "**yes**" : "no", n.path.link_gbps ? fmt::format("{:.4g}", *n.path.link_gbps) : "-", flows_cell(n.single),
+                      flows_cell(n.parallel), n.parallel.flows, u->together_skipped.empty() ? flows_cell(n.together) : "-");
+}
+
 void matrix_table(std::string& md, const view::Matrix& m) {
   md += fmt::format("\n## Verbs matrix: {}\n\n| from \\ to |", m.title);
   for (const auto& l : m.labels) md += fmt::format(" {} |", cell(l));
@@ -249,6 +276,7 @@ std::string render_markdown(const Report& r) {
                         cell(field(c, "gpu_status") + (field(c, "gpu_reason").empty() ? "" : ": " + field(c, "gpu_reason"))));
   }
   if (r.sections.contains("collectives")) collectives_tables(md, r.sections["collectives"]);
+  if (r.sections.contains("uplink")) uplink_table(md, view::uplink(r));
   if (const auto audit = view::nccl_audit(r); audit.present) nccl_table(md, audit);
 
   md += "\n## Rank map\n\n| rank | host | local rank | GPU |\n|---|---|---|---|\n";

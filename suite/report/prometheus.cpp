@@ -5,6 +5,8 @@
 #include <ctime>
 #include <map>
 
+#include "report/views.hpp"
+
 namespace fabricproof {
 namespace {
 
@@ -108,8 +110,17 @@ std::string render_prometheus(const Report& r) {
     for (const auto& [t, n] : by_transport) connections.add({{"transport", t}}, n);
     if (it->contains("socket_fallback") && (*it)["socket_fallback"].is_boolean()) fallback.add({}, (*it)["socket_fallback"].get<bool>() ? 1 : 0);
   }
+  Family uplink("fabricproof_uplink_ingest_bytes_per_second",
+                "TCP ingest of a node from the uplink target (iperf3 -R): test single (1 flow), parallel (alone) or together (all nodes at once).");
+  if (const auto u = view::uplink(r))
+    for (const auto& n : u->nodes) {
+      const std::pair<const char*, const UplinkFlows*> tests[] = {{"single", &n.single}, {"parallel", &n.parallel}, {"together", &n.together}};
+      for (const auto& [test, f] : tests)
+        if (f->status == "ok")
+          uplink.add({{"host", n.host}, {"interface", n.path.interface}, {"test", test}, {"flows", std::to_string(f->flows)}}, f->gbps * 1e9 / 8);
+    }
   std::string out;
-  for (const auto* f : {&verdict, &started, &finished, &findings, &bandwidth, &latency, &busbw, &connections, &fallback}) out += f->render();
+  for (const auto* f : {&verdict, &started, &finished, &findings, &bandwidth, &latency, &busbw, &connections, &fallback, &uplink}) out += f->render();
   return out;
 }
 

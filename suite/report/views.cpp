@@ -240,4 +240,14 @@ NcclAudit nccl_audit(const Report& report) {
   return a;
 }
 
+std::optional<UplinkSection> uplink(const Report& report) {
+  const auto it = report.sections.find("uplink");
+  if (it == report.sections.end() || !it->is_object()) return std::nullopt;
+  try {
+    return it->get<UplinkSection>();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace fabricproof::view

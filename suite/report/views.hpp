@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/uplink_model.hpp"
 #include "report/report.hpp"
 
 namespace fabricproof::view {
@@ -97,5 +98,9 @@ struct NcclAudit {
   std::vector<RankRow> ranks;
 };
 NcclAudit nccl_audit(const Report& report);
+
+// The uplink section, typed; nullopt when the run has none (or it does not read as one: the
+// writers then say so rather than guess).
+std::optional<UplinkSection> uplink(const Report& report);
 
 }  // namespace fabricproof::view

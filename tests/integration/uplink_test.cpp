@@ -1,0 +1,112 @@
+// The uplink phase end to end on this machine: the real binary under mpirun against stock
+// `iperf3 -s` servers on the loopback (Debian's iperf3; skipped with the reason where it is not
+// installed). Loopback has no link rate and no bond: what is checked is the orchestration, the
+// figures arriving in the report, and each verdict (pass, a need above the uplink, no server).
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "paths.hpp"
+#include "run_helpers.hpp"
+
+namespace fabricproof {
+namespace {
+
+using namespace test;
+
+bool have_iperf3() { return std::system("command -v iperf3 >/dev/null 2>&1") == 0; }
+
+// Two servers, one port each, as a user starts them on a storage host.
+class Iperf3Servers {
+ public:
+  Iperf3Servers(const fs::path& dir, std::vector<int> ports) : ports_(std::move(ports)) {
+    for (int p : ports_) servers_.push_back(std::make_unique<Background>("exec iperf3 -s -B 127.0.0.1 -p " + std::to_string(p), dir / ("iperf3-" + std::to_string(p) + ".log")));
+    // Listening before the run starts: the client would be refused otherwise.
+    for (int i = 0; i < 50 && std::system(("ss -ltn | grep -q ':" + std::to_string(ports_.back()) + " '").c_str()) != 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::string targets() const {
+    std::string t;
+    for (int p : ports_) t += (t.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(p);
+    return t;
+  }
+
+ private:
+  std::vector<int> ports_;
+  std::vector<std::unique_ptr<Background>> servers_;  // killed with their group at the end
+};
+
+TEST(UplinkPhase, OneFlowAndParallelFlowsReachTheReportAndPass) {
+  if (!have_iperf3()) GTEST_SKIP() << "iperf3 is not installed (apt-get install iperf3; scripts/install-deps installs it)";
+  TempDir tmp("uplink");
+  Iperf3Servers servers(tmp.path(), {15211, 15212});
+  const auto out = tmp.path() / "report";
+  const auto o = run_shell(mpirun(2) + " run --phases inventory,uplink --uplink-target " + servers.targets() +
+                               " --uplink-seconds 1 --uplink-need 0.01 --format json,md,html,prom --out " + out.string(),
+                           tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  const auto report = read_report(out);
+  const auto& u = report["uplink"];
+  ASSERT_EQ(u["nodes"].size(), 1u) << "two ranks on one host are one node: " << u.dump();
+  const auto& n = u["nodes"][0];
+  EXPECT_EQ(n["path"]["interface"], "lo");
+  EXPECT_EQ(n["path"]["rdma"], false);
+  for (const char* test : {"single", "parallel", "together"}) {
+    EXPECT_EQ(n[test]["status"], "ok") << test << ": " << n[test].dump();
+    EXPECT_GT(n[test]["gbps"].get<double>(), 0) << test;
+  }
+  EXPECT_EQ(n["single"]["flows"], 1);
+  EXPECT_EQ(n["parallel"]["flows"], 2) << "a plain interface: 2 flows";
+  EXPECT_EQ(n["parallel"]["per_flow_gbps"].size(), 2u);
+  const auto aggregate = findings_with_id(report, "uplink_aggregate");
+  ASSERT_EQ(aggregate.size(), 1u);
+  EXPECT_EQ(aggregate[0]["verdict"], "pass") << aggregate[0].dump();
+  EXPECT_NE(read_text(out / "report.md").find("## Uplink"), std::string::npos);
+  EXPECT_NE(read_text(out / "report.html").find("class=\"uplink\""), std::string::npos) << "the per-node chart";
+  EXPECT_NE(read_text(out / "report.prom").find("fabricproof_uplink_ingest_bytes_per_second{flows=\"2\",host="), std::string::npos);
+}
+
+TEST(UplinkPhase, ANeedAboveWhatTheUplinkCarriesFails) {
+  if (!have_iperf3()) GTEST_SKIP() << "iperf3 is not installed (apt-get install iperf3)";
+  TempDir tmp("uplink-need");
+  Iperf3Servers servers(tmp.path(), {15213});
+  const auto out = tmp.path() / "report";
+  const auto o = run_shell(mpirun(1) + " run --phases inventory,uplink --uplink-target " + servers.targets() +
+                               " --uplink-seconds 1 --uplink-need 100000 --out " + out.string(), tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  const auto report = read_report(out);
+  EXPECT_EQ(findings_with_id(report, "uplink_aggregate").at(0)["verdict"], "fail");
+  EXPECT_EQ(findings_with_id(report, "uplink_node_share").at(0)["verdict"], "fail");
+  EXPECT_EQ(findings_with_id(report, "uplink_single_flow").at(0)["verdict"], "warn");
+}
+
+TEST(UplinkPhase, NoServerIsAnErrorNamingIt) {
+  if (!have_iperf3()) GTEST_SKIP() << "iperf3 is not installed (apt-get install iperf3)";
+  TempDir tmp("uplink-none");
+  const auto out = tmp.path() / "report";
+  const auto o = run_shell(mpirun(1) + " run --phases inventory,uplink --uplink-target 127.0.0.1:15219 --uplink-seconds 1 --out " + out.string(),
+                           tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  const auto report = read_report(out);
+  const auto measured = findings_with_id(report, "uplink_measured");
+  ASSERT_FALSE(measured.empty());
+  for (const auto& f : measured) {
+    EXPECT_EQ(f["verdict"], "error");
+    EXPECT_NE(f["measured"]["reason"].get<std::string>().find("Connection refused"), std::string::npos) << f.dump();
+  }
+  EXPECT_EQ(report["verdict"], "error");
+}
+
+TEST(UplinkPhase, ThePhaseWithoutATargetIsRefused) {
+  TempDir tmp("uplink-cli");
+  const auto o = run_shell(std::string(FABRICPROOF_BINARY) + " run --phases inventory,uplink --out " + (tmp.path() / "r").string(), tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.output.find("--phases uplink needs --uplink-target"), std::string::npos) << o.output;
+  const auto bad = run_shell(std::string(FABRICPROOF_BINARY) + " run --phases uplink --uplink-target host:0 --out " + (tmp.path() / "r").string(),
+                             tmp.path() / "log2");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("--uplink-target: 'host:0': port '0' is not 1-65535"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace fabricproof

@@ -7,6 +7,7 @@
 #include "app/build_info.hpp"
 #include "mpi/exchange.hpp"
 #include "probe/host.hpp"
+#include "probe/network.hpp"
 #include "topology/hwloc_topology.hpp"
 #if FABRICPROOF_HAVE_VERBS
 #include "verbs/verbs_probe.hpp"
@@ -60,6 +61,14 @@ NodeFacts probe_this_rank(const RunOptions& options, mpi::Session& session) {
 #else
     node.absent.push_back({"cuda", "built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)"});
 #endif
+    // The path back to rank 0's node, where mpirun usually runs: the control path must not
+    // depend on the data fabric. Its own node needs no route.
+    if (session.local_rank() == 0 && session.rank() != 0 && session.host_of(0) != node.host) {
+      probe::FileReader files(options.root);
+      const auto path = probe::route_to(files, session.host_of(0), 22);
+      if (path.error.empty()) node.route_to_rank0_interface = path.interface;
+      else node.probe_errors.push_back({"route to " + session.host_of(0), path.error});
+    }
     // One rank per node reads the PCI tree: hwloc's I/O discovery is the slowest probe.
     if (session.local_rank() == 0) guarded(node, "hwloc", [&] { node.topology = topology::read_topology(); });
 #if FABRICPROOF_HAVE_NCCL

@@ -138,6 +138,14 @@ std::string fabric_skip_reason(const RunState& s) {
   return "";
 }
 
+// A phase's findings into the report, and its record: the worst verdict (only skips: pass).
+void conclude(RunState& s, PhaseRecord& record, const std::vector<Finding>& findings, std::string reason) {
+  s.report.findings.insert(s.report.findings.end(), findings.begin(), findings.end());
+  record.verdict = worst_verdict(findings);
+  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
+  record.reason = std::move(reason);
+}
+
 void run_verbs(RunState& s, PhaseRecord& record) {
 #if FABRICPROOF_HAVE_VERBS
   auto progress = [&](const std::string& line) { say(s, line); };
@@ -148,10 +156,7 @@ void run_verbs(RunState& s, PhaseRecord& record) {
   auto outcome = run_verbs_phase(s.options, s.session, s.cluster, s.profile, progress, after_round);
   if (!s.session.is_root()) return;
   s.report.sections["verbs"] = verbs_section_json(outcome.section);
-  s.report.findings.insert(s.report.findings.end(), outcome.findings.begin(), outcome.findings.end());
-  record.verdict = worst_verdict(outcome.findings);
-  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
-  record.reason = fmt::format("{} pairs in {} rounds", outcome.section.pairs.size(), outcome.section.rounds);
+  conclude(s, record, outcome.findings, fmt::format("{} pairs in {} rounds", outcome.section.pairs.size(), outcome.section.rounds));
 #else
   (void)s;
   (void)record;
@@ -164,10 +169,7 @@ void run_gpudirect(RunState& s, PhaseRecord& record) {
   auto outcome = run_gpudirect_phase(s.options, s.session, s.cluster, s.profile, progress);
   if (!s.session.is_root()) return;
   s.report.sections["gpudirect"] = outcome.section;
-  s.report.findings.insert(s.report.findings.end(), outcome.findings.begin(), outcome.findings.end());
-  record.verdict = worst_verdict(outcome.findings);
-  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
-  record.reason = outcome.summary;
+  conclude(s, record, outcome.findings, outcome.summary);
 #else
   (void)s;
   (void)record;
@@ -185,11 +187,8 @@ void run_collectives(RunState& s, PhaseRecord& record) {
   auto outcome = run_collectives_phase(s.options, s.session, s.cluster, s.profile, progress, after_group);
   if (!s.session.is_root()) return;
   s.report.sections["collectives"] = outcome.section;
-  s.report.findings.insert(s.report.findings.end(), outcome.findings.begin(), outcome.findings.end());
   s.nccl_logs.insert(s.nccl_logs.end(), outcome.nccl_logs.begin(), outcome.nccl_logs.end());
-  record.verdict = worst_verdict(outcome.findings);
-  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
-  record.reason = outcome.summary;
+  conclude(s, record, outcome.findings, outcome.summary);
 }
 
 // Rank 0 reads the logs; the job spans nodes when the inventory found several.
@@ -201,11 +200,9 @@ void run_nccl_audit(RunState& s, PhaseRecord& record) {
   const bool gpudirect = std::any_of(s.cluster.nodes.begin(), s.cluster.nodes.end(), [](const NodeFacts& n) { return !n.gpus.empty(); });
   const auto findings = nccl::audit(facts, nccl::AuditOptions{gpudirect});
   s.report.sections["nccl_audit"] = nccl::audit_json(facts, findings);
-  s.report.findings.insert(s.report.findings.end(), findings.begin(), findings.end());
-  record.verdict = worst_verdict(findings);
-  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
-  record.reason = fmt::format("{} log file(s), {} connection(s), socket fallback: {}", s.nccl_logs.size(), facts.connections.size(),
-                              facts.socket_fallback ? (*facts.socket_fallback ? "yes" : "no") : "undecidable");
+  conclude(s, record, findings,
+           fmt::format("{} log file(s), {} connection(s), socket fallback: {}", s.nccl_logs.size(), facts.connections.size(),
+                       facts.socket_fallback ? (*facts.socket_fallback ? "yes" : "no") : "undecidable"));
 }
 
 void run_uplink(RunState& s, PhaseRecord& record) {
@@ -213,10 +210,7 @@ void run_uplink(RunState& s, PhaseRecord& record) {
   auto outcome = run_uplink_phase(s.options, s.session, s.cluster, s.profile, progress);
   if (!s.session.is_root()) return;
   s.report.sections["uplink"] = outcome.section;
-  s.report.findings.insert(s.report.findings.end(), outcome.findings.begin(), outcome.findings.end());
-  record.verdict = worst_verdict(outcome.findings);
-  if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
-  record.reason = outcome.summary;
+  conclude(s, record, outcome.findings, outcome.summary);
 }
 
 std::vector<Phase> phases() {

@@ -176,6 +176,7 @@ struct NodeFacts {
   double clock_offset_s = 0;  // this node's clock minus rank 0's, measured at the gather
   std::vector<NetInterface> interfaces;
   std::string default_route_interface;  // /proc/net/route
+  std::string route_to_rank0_interface; // the interface this node reaches rank 0's node through (mpirun's side)
 };
 
 // Everything rank 0 knows about the cluster before judging it.
@@ -206,7 +207,8 @@ FABRICPROOF_JSON(NumaNode, id, cpus, memory_bytes)
 FABRICPROOF_JSON(RankFacts, rank, local_rank, local_size, host, pid, gpu, gpu_uuid, cpus_allowed,
                  env)
 FABRICPROOF_JSON(NodeFacts, host, boot_id, cpu_model, numa_nodes, rdma_devices, gpus, topology, software,
-                 ranks, absent, probe_errors, clock_offset_s, interfaces, default_route_interface)
+                 ranks, absent, probe_errors, clock_offset_s, interfaces, default_route_interface,
+                 route_to_rank0_interface)
 FABRICPROOF_JSON(ClusterFacts, nodes, missing_ranks, world_size)
 
 // "node1/mlx5_0:1": how findings and the report name a port.

@@ -38,8 +38,12 @@ macro(_fabricproof_detect part out_found)
         set(found TRUE)
         if(NOT TARGET fabricproof_nccl_lib)
           add_library(fabricproof_nccl_lib INTERFACE IMPORTED GLOBAL)
+          # Headers only: the library is opened at run time (collectives/nccl_library.cpp), so
+          # that one binary starts on a node without NCCL. The build's NCCL is its last fallback.
+          get_filename_component(_nccl_dir "${NCCL_LIBRARY}" DIRECTORY)
           target_include_directories(fabricproof_nccl_lib INTERFACE ${NCCL_INCLUDE_DIR})
-          target_link_libraries(fabricproof_nccl_lib INTERFACE ${NCCL_LIBRARY})
+          target_compile_definitions(fabricproof_nccl_lib INTERFACE FABRICPROOF_NCCL_BUILD_DIR="${_nccl_dir}")
+          target_link_libraries(fabricproof_nccl_lib INTERFACE ${CMAKE_DL_LIBS})
         endif()
       endif()
     endif()

@@ -140,17 +140,20 @@ double group_budget_s(const SweepOptions& o, size_t sizes) {
 
 std::pair<std::string, std::string> choose_collective_engine(const SweepOptions& options, const ClusterFacts& cluster) {
   if (!cluster.missing_ranks.empty()) return {"", fmt::format("{} rank(s) did not answer the inventory", cluster.missing_ranks.size())};
-  std::string without_gpu;
+  std::string why_not_nccl;
   for (const auto& n : cluster.nodes)
     for (const auto& r : n.ranks)
-      if (!r.gpu && without_gpu.empty()) without_gpu = fmt::format("rank {} on {} has no GPU", r.rank, n.host);
+      if (!r.gpu && why_not_nccl.empty()) why_not_nccl = fmt::format("rank {} on {} has no GPU", r.rank, n.host);
+  // NCCL is opened at run time: a node where it did not open (inventory: no NCCL version) has none.
+  for (const auto& n : cluster.nodes)
+    if (n.software.nccl.empty() && why_not_nccl.empty()) why_not_nccl = fmt::format("{} has no loadable NCCL (libnccl.so.2)", n.host);
   if (options.engine == "mpi") return {"mpi", ""};
   if (options.engine == "nccl") {
     if (!FABRICPROOF_HAVE_NCCL) return {"", "--collective-engine nccl: built without NCCL (FABRICPROOF_WITH_NCCL)"};
-    if (!without_gpu.empty()) return {"", "--collective-engine nccl: " + without_gpu};
+    if (!why_not_nccl.empty()) return {"", "--collective-engine nccl: " + why_not_nccl};
     return {"nccl", ""};
   }
-  return {FABRICPROOF_HAVE_NCCL && without_gpu.empty() ? "nccl" : "mpi", ""};
+  return {FABRICPROOF_HAVE_NCCL && why_not_nccl.empty() ? "nccl" : "mpi", ""};
 }
 
 CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "app/build_info.hpp"
+#include "core/launch.hpp"
 #include "mpi/exchange.hpp"
 #include "probe/host.hpp"
 #include "probe/network.hpp"
@@ -61,13 +62,14 @@ NodeFacts probe_this_rank(const RunOptions& options, mpi::Session& session) {
 #else
     node.absent.push_back({"cuda", "built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)"});
 #endif
-    // The path back to rank 0's node, where mpirun usually runs: the control path must not
-    // depend on the data fabric. Its own node needs no route.
-    if (session.local_rank() == 0 && session.rank() != 0 && session.host_of(0) != node.host) {
+    // The path back to the launch node (mpirun's or srun's), the job's control path: it must not
+    // depend on the data fabric. The launcher's own address comes with the environment.
+    if (const auto launch = launch_from_environment(); session.local_rank() == 0 && !launch.launch_node_address.empty()) {
       probe::FileReader files(options.root);
-      const auto path = probe::route_to(files, session.host_of(0), 22);
-      if (path.error.empty()) node.route_to_rank0_interface = path.interface;
-      else node.probe_errors.push_back({"route to " + session.host_of(0), path.error});
+      node.launch_node_address = launch.launch_node_address;
+      const auto path = probe::route_to(files, launch.launch_node_address, 22);
+      if (path.error.empty()) node.launch_route_interface = path.interface;
+      else node.probe_errors.push_back({"route to the launch node " + launch.launch_node_address, path.error});
     }
     // One rank per node reads the PCI tree: hwloc's I/O discovery is the slowest probe.
     if (session.local_rank() == 0) guarded(node, "hwloc", [&] { node.topology = topology::read_topology(); });

@@ -1,4 +1,4 @@
-// fabricproof: launched with mpirun, one rank per GPU. See README.md.
+// fabricproof: launched with mpirun or srun, one rank per GPU. See README.md.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -7,6 +7,7 @@
 #include "app/report_command.hpp"
 #include "app/run.hpp"
 #include "cli/options.hpp"
+#include "core/launch.hpp"
 #include "core/uplink_plan.hpp"
 #include "mpi/session.hpp"
 
@@ -15,10 +16,9 @@ int main(int argc, char** argv) {
   const std::vector<std::string> command(argv, argv + argc);
   const CommandLine cl = parse_command_line(argc, argv);
   if (cl.exit_code) {
-    // Bad input still leaves a report when we know where to put it; under mpirun only rank 0
-    // writes (OMPI_COMM_WORLD_RANK is set by the launcher, absent when run by hand).
-    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
-    const bool root = !rank || std::string(rank) == "0";
+    // Bad input still leaves a report when we know where to put it; under mpirun or srun only
+    // rank 0 writes (the launcher's rank variable; absent when run by hand).
+    const bool root = launch_from_environment().rank.value_or(0) == 0;
     if (root) (*cl.exit_code == 0 ? std::cout : std::cerr) << cl.message << std::endl;
     if (*cl.exit_code != 0 && root && !cl.out_dir_hint.empty())
       app::write_error_report(cl.out_dir_hint, command, "command_line", cl.message);

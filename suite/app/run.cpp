@@ -12,6 +12,7 @@
 #include "app/inventory_phase.hpp"
 #include "app/uplink_phase.hpp"
 #include "core/inventory_rules.hpp"
+#include "core/launch.hpp"
 #include "core/profile.hpp"
 #include "mpi/exchange.hpp"
 #include "nccl_log/audit.hpp"
@@ -390,6 +391,7 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
     s.report.started_at = utc_timestamp();
     s.report.command = command;
     s.report.build = build_section();
+    s.report.sections["launcher"] = launch_from_environment();
     auto loaded = load_profile(options.profile);
     if (loaded.profile) {
       s.profile = *loaded.profile;
@@ -440,6 +442,7 @@ int write_error_report(const std::string& out_dir, const std::vector<std::string
   report.started_at = utc_timestamp();
   report.command = command;
   report.build = build_section();
+  report.sections["launcher"] = launch_from_environment();
   report.findings.push_back({id, "fabricproof", Verdict::error, message, "valid input", "the suite can start", "Fix the input named in `measured`."});
   report.phases.push_back({"inventory", Verdict::error, "not started: " + message, 0});
   std::error_code ec;

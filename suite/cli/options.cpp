@@ -82,7 +82,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "fabricproof 0.1.0");
 
-  auto* run = app.add_subcommand("run", "Run the acceptance phases under mpirun (one rank per GPU) and write the report");
+  auto* run = app.add_subcommand("run", "Run the acceptance phases under mpirun or srun (one rank per GPU) and write the report");
   std::vector<std::string> phases;
   int expect_nodes = 0;
   run->add_option("-o,--out", cl.run.out_dir, "Directory for the report files (created)")->required();

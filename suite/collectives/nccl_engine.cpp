@@ -2,11 +2,11 @@
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
-#include <nccl.h>
 
 #include <chrono>
 #include <thread>
 
+#include "collectives/nccl_library.hpp"
 #include "core/collective_pattern.hpp"
 #include "kernels/collective.hpp"
 #include "mpi/exchange.hpp"
@@ -34,7 +34,7 @@ std::string cuda_error(const char* call, cudaError_t e) {
 class NcclEngine : public Engine {
  public:
   NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s)
-      : timeout_(std::chrono::duration<double>(timeout_s)) {
+      : nccl_(nccl_library(&nccl_missing_)), timeout_(std::chrono::duration<double>(timeout_s)) {
     MPI_Comm_rank(group, &rank_);
     MPI_Comm_size(group, &ranks_);
     error_ = setup(session, group, device, max_bytes);
@@ -44,12 +44,12 @@ class NcclEngine : public Engine {
     if (comm_) {
       // A clean communicator: finalize (non-blocking: until done), then free. One that did not
       // finalize is not quiescent: abort it, as nccl-tests' testStreamSynchronize does.
-      const ncclResult_t r = ncclCommFinalize(comm_);
+      const ncclResult_t r = nccl_->CommFinalize(comm_);
       const bool finalized = r == ncclSuccess || (r == ncclInProgress && settle("ncclCommFinalize").empty());
       if (finalized)
-        ncclCommDestroy(comm_);
+        nccl_->CommDestroy(comm_);
       else
-        ncclCommAbort(comm_);
+        nccl_->CommAbort(comm_);
     }
     if (start_) cudaEventDestroy(start_);
     if (stop_) cudaEventDestroy(stop_);
@@ -81,7 +81,7 @@ class NcclEngine : public Engine {
       if (r == ncclInProgress) {
         if (auto e = settle("enqueue", Settle::busy); !e.empty()) return fail(e);
       } else if (r != ncclSuccess) {
-        return fail(fmt::format("{}: {} ({})", to_string(c.op), ncclGetErrorString(r), ncclGetLastError(comm_)));
+        return fail(fmt::format("{}: {} ({})", to_string(c.op), nccl_->GetErrorString(r), nccl_->GetLastError(comm_)));
       }
     }
     if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(stop_, stream_)); !e.empty()) return e;
@@ -93,7 +93,7 @@ class NcclEngine : public Engine {
   }
 
   void abandon() override {
-    if (comm_) ncclCommAbort(comm_);
+    if (comm_) nccl_->CommAbort(comm_);
     comm_ = nullptr;
     error_ = "abandoned";
   }
@@ -116,10 +116,10 @@ class NcclEngine : public Engine {
   }
 
   std::string setup(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes) {
-    std::string mine = allocate(device, max_bytes);
+    std::string mine = nccl_ ? allocate(device, max_bytes) : nccl_missing_;
     ncclUniqueId id{};
     if (rank_ == 0 && mine.empty())
-      if (const ncclResult_t got = ncclGetUniqueId(&id); got != ncclSuccess) mine = fmt::format("ncclGetUniqueId: {}", ncclGetErrorString(got));
+      if (const ncclResult_t got = nccl_->GetUniqueId(&id); got != ncclSuccess) mine = fmt::format("ncclGetUniqueId: {}", nccl_->GetErrorString(got));
     // Every rank makes both calls whatever failed locally, so that no rank waits for another that
     // gave up; a CUDA or NCCL error of any rank is agreed, and then no rank creates the communicator.
     const auto deadline = mpi::deadline_in(timeout_.count());
@@ -128,10 +128,10 @@ class NcclEngine : public Engine {
     // Non-blocking: init and every later call return at once and are polled against a deadline.
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    const ncclResult_t r = ncclCommInitRankConfig(&comm_, ranks_, id, rank_, &config);
+    const ncclResult_t r = nccl_->CommInitRankConfig(&comm_, ranks_, id, rank_, &config);
     if (r != ncclSuccess && r != ncclInProgress) {
       comm_ = nullptr;
-      return fmt::format("ncclCommInitRankConfig: {}", ncclGetErrorString(r));
+      return fmt::format("ncclCommInitRankConfig: {}", nccl_->GetErrorString(r));
     }
     if (auto e = settle("ncclCommInitRankConfig"); !e.empty()) return fail(e);
     return "";
@@ -154,19 +154,19 @@ class NcclEngine : public Engine {
     const void* in = input(c);
     void* out = output(c);
     switch (c.op) {
-      case CollOp::allreduce: return ncclAllReduce(in, out, c.chunk, type, nccl_op(c.redop), comm_, stream_);
-      case CollOp::allgather: return ncclAllGather(in, out, c.chunk, type, comm_, stream_);
-      case CollOp::reduce_scatter: return ncclReduceScatter(in, out, c.chunk, type, nccl_op(c.redop), comm_, stream_);
-      case CollOp::broadcast: return ncclBroadcast(in, out, c.chunk, type, 0, comm_, stream_);
+      case CollOp::allreduce: return nccl_->AllReduce(in, out, c.chunk, type, nccl_op(c.redop), comm_, stream_);
+      case CollOp::allgather: return nccl_->AllGather(in, out, c.chunk, type, comm_, stream_);
+      case CollOp::reduce_scatter: return nccl_->ReduceScatter(in, out, c.chunk, type, nccl_op(c.redop), comm_, stream_);
+      case CollOp::broadcast: return nccl_->Broadcast(in, out, c.chunk, type, 0, comm_, stream_);
       case CollOp::alltoall: {  // NCCL has no alltoall call: grouped send/recv, as nccl-tests does
         const size_t bytes = c.chunk * static_cast<size_t>(size_of(c.dtype));
         // Every call's result counts: a failed send or receive inside the group is the group's error.
-        ncclResult_t first = ncclGroupStart();
+        ncclResult_t first = nccl_->GroupStart();
         for (int peer = 0; peer < ranks_ && first == ncclSuccess; ++peer) {
-          first = ncclSend(static_cast<const char*>(in) + peer * bytes, c.chunk, type, peer, comm_, stream_);
-          if (first == ncclSuccess) first = ncclRecv(static_cast<char*>(out) + peer * bytes, c.chunk, type, peer, comm_, stream_);
+          first = nccl_->Send(static_cast<const char*>(in) + peer * bytes, c.chunk, type, peer, comm_, stream_);
+          if (first == ncclSuccess) first = nccl_->Recv(static_cast<char*>(out) + peer * bytes, c.chunk, type, peer, comm_, stream_);
         }
-        const ncclResult_t end = ncclGroupEnd();
+        const ncclResult_t end = nccl_->GroupEnd();
         return first != ncclSuccess ? first : end;
       }
     }
@@ -180,14 +180,14 @@ class NcclEngine : public Engine {
     const auto deadline = Clock::now() + timeout_;
     ncclResult_t state = ncclInProgress;
     while (true) {
-      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess || state != ncclInProgress) break;
+      if (nccl_->CommGetAsyncError(comm_, &state) != ncclSuccess || state != ncclInProgress) break;
       if (Clock::now() > deadline) return fmt::format("{}: not done after {} s", what, timeout_.count());
       if (how == Settle::busy)
         std::this_thread::yield();
       else
         std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
-    return state == ncclSuccess ? "" : fmt::format("{}: {} ({})", what, ncclGetErrorString(state), ncclGetLastError(comm_));
+    return state == ncclSuccess ? "" : fmt::format("{}: {} ({})", what, nccl_->GetErrorString(state), nccl_->GetLastError(comm_));
   }
 
   // Waits for `event`, checking the communicator for asynchronous errors (a peer that died, a
@@ -199,9 +199,9 @@ class NcclEngine : public Engine {
       if (done == cudaSuccess) return "";
       if (done != cudaErrorNotReady) return cuda_error("cudaEventQuery", done);
       ncclResult_t state = ncclSuccess;
-      ncclCommGetAsyncError(comm_, &state);
+      nccl_->CommGetAsyncError(comm_, &state);
       if (state != ncclSuccess && state != ncclInProgress)
-        return fmt::format("asynchronous NCCL error: {} ({})", ncclGetErrorString(state), ncclGetLastError(comm_));
+        return fmt::format("asynchronous NCCL error: {} ({})", nccl_->GetErrorString(state), nccl_->GetLastError(comm_));
       if (Clock::now() > deadline) return fmt::format("the collective did not complete within {} s", timeout_.count());
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
@@ -209,12 +209,14 @@ class NcclEngine : public Engine {
 
   // An error on the communicator ends it: abort (which also frees it) and refuse further calls.
   std::string fail(const std::string& error) {
-    if (comm_) ncclCommAbort(comm_);
+    if (comm_) nccl_->CommAbort(comm_);
     comm_ = nullptr;
     error_ = error;
     return error;
   }
 
+  std::string nccl_missing_;  // before nccl_: it is filled by nccl_'s initialiser
+  const NcclLibrary* nccl_;
   std::chrono::duration<double> timeout_;
   int rank_ = 0;
   int ranks_ = 1;

@@ -1,13 +1,15 @@
 #include "collectives/nccl_info.hpp"
 
 #include <fmt/format.h>
-#include <nccl.h>
+
+#include "collectives/nccl_library.hpp"
 
 namespace fabricproof::collectives {
 
 std::string nccl_version() {
+  const NcclLibrary* nccl = nccl_library();
   int code = 0;
-  if (ncclGetVersion(&code) != ncclSuccess) return "";
+  if (!nccl || nccl->GetVersion(&code) != ncclSuccess) return "";
   // NCCL >= 2.9 encodes major*10000 + minor*100 + patch; older releases major*1000 + minor*100.
   if (code >= 10000) return fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
   return fmt::format("{}.{}.{}", code / 1000, (code % 1000) / 100, code % 100);

@@ -176,7 +176,8 @@ struct NodeFacts {
   double clock_offset_s = 0;  // this node's clock minus rank 0's, measured at the gather
   std::vector<NetInterface> interfaces;
   std::string default_route_interface;  // /proc/net/route
-  std::string route_to_rank0_interface; // the interface this node reaches rank 0's node through (mpirun's side)
+  std::string launch_node_address;     // where mpirun/srun runs (core/launch.hpp)
+  std::string launch_route_interface;  // the interface this node reaches it through
 };
 
 // Everything rank 0 knows about the cluster before judging it.
@@ -208,7 +209,7 @@ FABRICPROOF_JSON(RankFacts, rank, local_rank, local_size, host, pid, gpu, gpu_uu
                  env)
 FABRICPROOF_JSON(NodeFacts, host, boot_id, cpu_model, numa_nodes, rdma_devices, gpus, topology, software,
                  ranks, absent, probe_errors, clock_offset_s, interfaces, default_route_interface,
-                 route_to_rank0_interface)
+                 launch_node_address, launch_route_interface)
 FABRICPROOF_JSON(ClusterFacts, nodes, missing_ranks, world_size)
 
 // "node1/mlx5_0:1": how findings and the report name a port.

@@ -252,14 +252,14 @@ std::vector<Finding> check_control_path(const ClusterFacts& cluster) {
                          "HCAs of one model within a node run the same firmware",
                          ok ? "" : "Flash every HCA of this model to the same firmware (mlxfwmanager --query, then -u)."));
     }
-    if (!node.route_to_rank0_interface.empty()) {
-      const auto it = std::find_if(node.interfaces.begin(), node.interfaces.end(), [&](const NetInterface& i) { return i.name == node.route_to_rank0_interface; });
+    if (!node.launch_route_interface.empty()) {
+      const auto it = std::find_if(node.interfaces.begin(), node.interfaces.end(), [&](const NetInterface& i) { return i.name == node.launch_route_interface; });
       const bool fabric = it != node.interfaces.end() && it->rdma;
-      out.push_back(make("management_plane", node.host + " route to rank 0", fabric ? Verdict::warn : Verdict::pass,
-                         {{"interface", node.route_to_rank0_interface}, {"data_fabric", fabric}}, "a management interface",
-                         "the route to rank 0's node (mpirun, ssh) does not leave through a data-fabric netdev",
+      out.push_back(make("management_plane", node.host + " route to the launch node", fabric ? Verdict::warn : Verdict::pass,
+                         {{"launch_node", node.launch_node_address}, {"interface", node.launch_route_interface}, {"data_fabric", fabric}},
+                         "a management interface", "the route to the launch node (mpirun or srun) does not leave through a data-fabric netdev",
                          fabric ? "The launch node is reached over the RDMA fabric: a fabric fault then takes the job's control "
-                                  "path with it. Resolve the hostfile's names to management addresses." : ""));
+                                  "path with it. Resolve the hostfile's names (or Slurm's NodeAddr) to management addresses." : ""));
     }
     if (!node.default_route_interface.empty()) {
       const auto it = std::find_if(node.interfaces.begin(), node.interfaces.end(), [&](const NetInterface& i) { return i.name == node.default_route_interface; });

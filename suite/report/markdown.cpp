@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/launch.hpp"
+
 namespace fabricproof {
 namespace {
 
@@ -190,6 +192,8 @@ std::string render_markdown(const Report& r) {
                     r.missing_ranks.empty() ? "" : fmt::format(" ({} did not answer: {})", r.missing_ranks.size(), fmt::join(r.missing_ranks, ", ")));
   md += fmt::format("| Profile | {} ({}) |\n", cell(field(r.profile, "name")), cell(field(r.profile, "origin")));
   md += fmt::format("| Built with | {} |\n", cell(fmt::format("{}", fmt::join(built, ", "))));
+  if (const auto launcher = r.sections.find("launcher"); launcher != r.sections.end() && launcher->is_object())
+    md += fmt::format("| Launched by | {} |\n", cell(describe(launcher->get<Launch>())));
   md += fmt::format("| Command | `{}` |\n\n", cell(fmt::format("{}", fmt::join(r.command, " "))));
 
   std::map<Verdict, int> counts;

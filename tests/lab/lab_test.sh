@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Soft-RoCE lab tests (ctest label `lab`). One step per ctest test, sharing one running lab:
-#   up -> rxe-ports -> write-bw -> acceptance -> collectives -> uplink -> faults -> config-faults -> verbs-faults
+#   up -> rxe-ports -> write-bw -> acceptance -> slurm -> collectives -> uplink -> faults -> config-faults -> verbs-faults
 #   -> lost-nodes -> down
 # Every fault is checked on its node and on no other. Faults that degrade are sized from the lab's
 # own baseline, measured in the same step; faults that must land mid-run are triggered by the
@@ -151,6 +151,27 @@ step_acceptance() {
   expect "the matrix has $nodes x $nodes cells" "(.verbs.matrix.write_bw.cells | length) == $nodes" "$r"
   expect "SEND payloads verified without mismatch" "[.verbs.pairs[].tests[] | select(.test == \"send_bw\") | (.verified > 0 and .mismatches == 0)] | all" "$r"
   expect "the collectives ran on 1, 2 and $nodes nodes" "[.collectives.results[].nodes] == [1, 2, $nodes]" "$r"
+  expect "verdict pass" ".verdict == \"pass\"" "$r"
+  finish
+}
+
+# 3a. Slurm (issue 19): slurmctld on node1, slurmd and munged on every node (lab slurm-up), and
+#     the run launched by `srun --mpi=pmix` instead of mpirun: the same nodes and verbs matrix, the
+#     Slurm job in the report, and every node's route back to srun's node on the management network.
+step_slurm() {
+  local start=$SECONDS
+  "$lab" slurm-up || { fail "lab slurm-up"; finish; }
+  pass "lab slurm-up: slurmctld on node1, slurmd on $nodes nodes, all idle ($((SECONDS - start)) s)"
+  accept slurm 0 --launcher srun -- --phases inventory,verbs --expect-nodes "$nodes" --verbs-tests write_bw,write_lat "${verbs_args[@]}"
+  expect "launched by srun with PMIx" '.launcher.kind == "srun" and .launcher.wireup == "pmix"' "$r"
+  expect "the report names the Slurm job, its $nodes nodes and tasks" \
+    "(.launcher.slurm.job_id | length > 0) and .launcher.slurm.nodelist == \"node[1-$nodes]\" and .launcher.tasks == $nodes" "$r"
+  expect "report lists $nodes nodes" "(.nodes | length) == $nodes" "$r"
+  expect "hosts are node1..node$nodes" "[.nodes[].host] | sort == [range(1; $nodes + 1) | \"node\\(.)\"]" "$r"
+  expect "the matrix has $nodes x $nodes cells" "(.verbs.matrix.write_bw.cells | length) == $nodes" "$r"
+  expect "every off-diagonal write_bw cell is a measurement" "[.verbs.matrix.write_bw.cells | to_entries[] | .key as \$i | .value | to_entries[] | select(.key != \$i) | .value | type] | all(. == \"number\")" "$r"
+  expect "every node reaches srun's node over the management network" \
+    "[.findings[] | select(.id == \"management_plane\" and (.subject | endswith(\"route to the launch node\")))] | length == $nodes and all(.verdict == \"pass\" and .measured.launch_node == \"10.99.0.1\")" "$r"
   expect "verdict pass" ".verdict == \"pass\"" "$r"
   finish
 }
@@ -330,6 +351,7 @@ case "${1:-}" in
   rxe-ports) step_rxe_ports ;;
   write-bw) step_write_bw ;;
   acceptance) step_acceptance ;;
+  slurm) step_slurm ;;
   collectives) step_collectives ;;
   uplink) step_uplink ;;
   faults) step_faults ;;
@@ -337,5 +359,5 @@ case "${1:-}" in
   verbs-faults) step_verbs_faults ;;
   lost-nodes) step_lost_nodes ;;
   down) step_down ;;
-  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|collectives|faults|config-faults|verbs-faults|lost-nodes|down"; exit 2 ;;
+  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|slurm|collectives|faults|config-faults|verbs-faults|lost-nodes|down"; exit 2 ;;
 esac

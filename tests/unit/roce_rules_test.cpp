@@ -247,16 +247,17 @@ TEST(ControlPath, DefaultRouteThroughTheFabricWarns) {
   EXPECT_EQ(with_id(check_control_path(cluster), "management_plane").at(0).verdict, Verdict::pass);
 }
 
-TEST(ControlPath, TheRouteToRankZerosNodeOverTheFabricWarns) {
+TEST(ControlPath, TheRouteToTheLaunchNodeOverTheFabricWarns) {
   auto cluster = test::cluster({test::node("node2", {test::hca("mlx5_0", test::roce_port())})});
   cluster.nodes[0].interfaces = {{"eno1", "up", 1500, {}, false}, {"ens1f0", "up", 9000, {}, true}};
-  cluster.nodes[0].route_to_rank0_interface = "ens1f0";  // the hostfile's name resolves to a data-fabric address
-  auto f = test::with_id_and_subject(check_control_path(cluster), "management_plane", "node2 route to rank 0");
+  cluster.nodes[0].launch_node_address = "10.0.1.1";
+  cluster.nodes[0].launch_route_interface = "ens1f0";  // the hostfile's name resolves to a data-fabric address
+  auto f = test::with_id_and_subject(check_control_path(cluster), "management_plane", "node2 route to the launch node");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].verdict, Verdict::warn);
   EXPECT_NE(f[0].hint.find("control path"), std::string::npos);
-  cluster.nodes[0].route_to_rank0_interface = "eno1";
-  f = test::with_id_and_subject(check_control_path(cluster), "management_plane", "node2 route to rank 0");
+  cluster.nodes[0].launch_route_interface = "eno1";
+  f = test::with_id_and_subject(check_control_path(cluster), "management_plane", "node2 route to the launch node");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].verdict, Verdict::pass);
 }

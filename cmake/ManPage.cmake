@@ -1,0 +1,43 @@
+# Writes fabricproof.1 (roff) from the binary's own --help and each command's --help, so that the
+# man page says exactly what the installed binary accepts.
+#   cmake -DBIN=path/to/fabricproof -DOUT=fabricproof.1 -DVERSION=x.y.z -P ManPage.cmake
+function(help_of out)
+  execute_process(COMMAND ${BIN} ${ARGN} --help OUTPUT_VARIABLE text ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0 OR text STREQUAL "")
+    message(FATAL_ERROR "ManPage.cmake: '${BIN} ${ARGN} --help' failed (${rc}): ${err}")
+  endif()
+  # roff: a leading dot or quote would start a request; a backslash starts an escape.
+  string(REPLACE "\\" "\\e" text "${text}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+help_of(top)
+# The commands are the words listed under "Subcommands:" in the top-level help (CLI11's layout).
+string(REGEX MATCH "(SUBCOMMANDS|Subcommands):\n(.*)" listing "${top}")
+string(REGEX MATCHALL "\n  ([a-z][a-z-]+)" words "\n${CMAKE_MATCH_2}")
+set(commands)
+foreach(w IN LISTS words)
+  string(STRIP "${w}" w)
+  list(APPEND commands ${w})
+endforeach()
+if(NOT commands)
+  message(FATAL_ERROR "ManPage.cmake: no Subcommands in '${BIN} --help'")
+endif()
+
+string(TIMESTAMP today "%Y-%m-%d" UTC)
+set(page ".TH FABRICPROOF 1 \"${today}\" \"fabricproof ${VERSION}\" \"User Commands\"\n")
+string(APPEND page ".SH NAME\nfabricproof \\- acceptance tests for GPU clusters: inventory, RDMA verbs matrix, GPUDirect, NCCL sweeps, uplink\n")
+string(APPEND page ".SH SYNOPSIS\n.B mpirun\n.I ...\n.B fabricproof run\n.RI [ options ]\n.br\n")
+string(APPEND page ".B fabricproof-mpirun \\-\\-hostfile\n.I FILE\n.B \\-\\- run\n.RI [ options ]\n.br\n")
+string(APPEND page ".B fabricproof\n.I command\n.RI [ options ]\n")
+string(APPEND page ".SH DESCRIPTION\nfabricproof is launched with mpirun (or srun) across all nodes; rank 0 writes one acceptance report (JSON, Markdown, HTML, JUnit, Prometheus) with a verdict, the rule behind each finding and a hint. fabricproof-mpirun builds the mpirun line from a hostfile and finalises the report of a run that ended abnormally.\n")
+string(APPEND page ".SH OPTIONS\n.nf\n${top}\n.fi\n")
+foreach(c IN LISTS commands)
+  help_of(text ${c})
+  string(APPEND page ".SH COMMAND: ${c}\n.nf\n${text}\n.fi\n")
+endforeach()
+string(APPEND page ".SH EXIT STATUS\n0 pass or warn, 1 fail, 2 error (bad input, an unfinished run).\n")
+string(APPEND page ".SH FILES\n/usr/share/fabricproof/schemas/report.schema.json \\- the JSON Schema of report.json (fabricproof.report/1)\n.br\n/usr/share/fabricproof/hostfiles \\- example hostfiles\n")
+string(APPEND page ".SH SEE ALSO\n.BR mpirun (1),\n.BR ib_write_bw (1),\n.BR iperf3 (1)\n")
+file(WRITE ${OUT} "${page}")

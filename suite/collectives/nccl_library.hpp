@@ -1,0 +1,38 @@
+#pragma once
+// NCCL, opened at run time. The binary links no NCCL: one build (and its .deb) starts on a node
+// without NCCL or without a GPU, and the NCCL engine then names what is missing instead of the
+// loader refusing to start the whole suite. Compiled against nccl.h, so the signatures are NCCL's own.
+#include <nccl.h>
+
+#include <string>
+
+namespace fabricproof::collectives {
+
+struct NcclLibrary {
+  decltype(&ncclGetVersion) GetVersion;
+  decltype(&ncclGetErrorString) GetErrorString;
+  decltype(&ncclGetLastError) GetLastError;
+  decltype(&ncclGetUniqueId) GetUniqueId;
+  decltype(&ncclCommInitRankConfig) CommInitRankConfig;
+  decltype(&ncclCommGetAsyncError) CommGetAsyncError;
+  decltype(&ncclCommFinalize) CommFinalize;
+  decltype(&ncclCommDestroy) CommDestroy;
+  decltype(&ncclCommAbort) CommAbort;
+  decltype(&ncclAllReduce) AllReduce;
+  decltype(&ncclAllGather) AllGather;
+  decltype(&ncclReduceScatter) ReduceScatter;
+  decltype(&ncclBroadcast) Broadcast;
+  decltype(&ncclSend) Send;
+  decltype(&ncclRecv) Recv;
+  decltype(&ncclGroupStart) GroupStart;
+  decltype(&ncclGroupEnd) GroupEnd;
+  std::string path;  // the file that was opened
+};
+
+// The library, loaded once: $FABRICPROOF_NCCL_LIBRARY alone when set; else libnccl.so.2 as the
+// dynamic loader finds it (LD_LIBRARY_PATH, ld.so.cache), else under $NCCL_HOME/lib, else in the
+// directory the build found NCCL in. nullptr
+// when none opens or one lacks a function this suite calls (NCCL < 2.14); `why` then says which.
+const NcclLibrary* nccl_library(std::string* why = nullptr);
+
+}  // namespace fabricproof::collectives

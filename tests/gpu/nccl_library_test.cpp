@@ -1,0 +1,40 @@
+// NCCL opened at run time (collectives/nccl_library.cpp): no GPU needed, only the NCCL the build found.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "collectives/nccl_info.hpp"
+#include "collectives/nccl_library.hpp"
+
+namespace fabricproof::collectives {
+
+TEST(NcclLibrary, OpensTheBuildsNcclAndResolvesEveryFunction) {
+  if (const char* chosen = std::getenv("FABRICPROOF_NCCL_LIBRARY")) GTEST_SKIP() << "FABRICPROOF_NCCL_LIBRARY=" << chosen << " chooses another";
+  std::string why;
+  const NcclLibrary* nccl = nccl_library(&why);
+  ASSERT_NE(nccl, nullptr) << why;
+  EXPECT_TRUE(why.empty()) << why;
+  EXPECT_FALSE(nccl->path.empty());
+  int code = 0;
+  ASSERT_EQ(nccl->GetVersion(&code), ncclSuccess);
+  EXPECT_GE(code, 21400) << "the suite needs NCCL >= 2.14";
+  EXPECT_STREQ(nccl->GetErrorString(ncclInvalidArgument), "invalid argument (run with NCCL_DEBUG=WARN for details)");
+  EXPECT_TRUE(std::regex_match(nccl_version(), std::regex(R"(2\.\d+\.\d+)"))) << nccl_version();
+}
+
+// A library that does not open: null, and the reason names the file. In a child process, as the
+// library is loaded once per process.
+TEST(NcclLibrary, ALibraryThatDoesNotOpenIsNamedAndTheVersionIsEmpty) {
+  EXPECT_EXIT(
+      {
+        setenv("FABRICPROOF_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
+        std::string why;
+        const bool missing = nccl_library(&why) == nullptr && nccl_version().empty();
+        const bool named = why.find("NCCL not found") != std::string::npos && why.find("/nonexistent/libnccl.so.2") != std::string::npos;
+        std::exit(missing && named ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace fabricproof::collectives

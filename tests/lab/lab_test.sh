@@ -264,6 +264,12 @@ step_config_faults() {
   expect "the bootstrap on the data NIC fails the management plane on every node" "[.findings[] | select(.id == \"management_plane\" and (.subject | endswith(\"NCCL_SOCKET_IFNAME\")) and .verdict == \"fail\")] | length == $nodes" "$r"
   expect "NCCL_IB_HCA naming a missing device fails on every node" "[.findings[] | select(.id == \"nccl_ib_hca\") | .verdict == \"fail\" and .measured.not_found == [\"mlx5_0\"]] | (length == $nodes and all)" "$r"
   expect "DCB on the virtio NICs is unreadable (a skip with the errno), not a pass or a fail" "[.findings[] | select(.id == \"roce_pfc\") | .verdict == \"skip\" and (.measured | contains(\"Operation not supported\"))] | (length == $nodes and all)" "$r"
+
+  # The job's control path over the data fabric: mpirun's own TCP (and so its address, which the
+  # ranks route back to) on eth1, the NIC under rxe0. A warning on every node, naming eth1.
+  accept control-path 0 --mpi-if eth1 -- --phases inventory
+  expect "every node's route to the launch node warns: it leaves over the RDMA netdev eth1" \
+    "[.findings[] | select(.id == \"management_plane\" and (.subject | endswith(\"route to the launch node\")))] | length == $nodes and all(.verdict == \"warn\" and .measured.interface == \"eth1\" and .measured.launch_node == \"10.99.1.1\")" "$r"
   finish
 }
 

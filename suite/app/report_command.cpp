@@ -17,6 +17,7 @@
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
+#include "report/schema_check.hpp"
 
 namespace fabricproof::app {
 
@@ -32,6 +33,12 @@ std::optional<Report> load_report(const std::string& path, std::string& error) {
     const auto j = nlohmann::json::parse(text.str());
     if (!j.is_object() || j.value("schema", std::string()) != kReportSchema) {
       error = path + ": not a fabricproof report (no \"schema\": \"" + kReportSchema + "\")";
+      return std::nullopt;
+    }
+    // The shape against the published schema first: a wrong section is named by its pointer,
+    // instead of being left out of what the writers render.
+    if (const auto wrong = report_shape_errors(j); !wrong.empty()) {
+      error = fmt::format("{}: not a valid {} report: {}", path, kReportSchema, fmt::join(wrong, "; "));
       return std::nullopt;
     }
     return j.get<Report>();

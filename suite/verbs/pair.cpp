@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <string_view>
 #include <thread>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -27,8 +29,19 @@ constexpr size_t kLatencySourceOffset = 2048;  // the peer writes at offset 0, w
 // Spinning is right while work flows (microseconds on real hardware); once a wait has been idle
 // for a millisecond something is slow or broken, and a spinning rank would only steal the CPU from
 // the peer it waits for (oversubscribed nodes, the TCG lab): then sleep between polls.
+// FABRICPROOF_VERBS_SPIN=1 always spins, as perftest does: its benchmark compares like with like
+// where the NIC is software (Soft-RoCE shares the CPU with the poller, so the back-off changes the
+// rate there; a hardware HCA does not care).
+bool always_spin() {
+  static const bool spin = [] {
+    const char* v = std::getenv("FABRICPROOF_VERBS_SPIN");
+    return v && std::string_view(v) == "1";
+  }();
+  return spin;
+}
+
 void back_off(Clock::time_point idle_since) {
-  if (Clock::now() - idle_since > std::chrono::milliseconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  if (!always_spin() && Clock::now() - idle_since > std::chrono::milliseconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }

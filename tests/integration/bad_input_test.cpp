@@ -30,20 +30,29 @@ TEST(BadInput, ProfileNumberBeyondADoubleIsNamedAndTheReportWritten) {
   EXPECT_NE(range.output.find("/verbs/bw_pass_ratio: 7 is out of range [0, 2]"), std::string::npos) << range.output;
 }
 
+// Each section of a saved report with the wrong shape, also a section the run did not write:
+// `report` and `compare` exit 2 naming the file, the JSON pointer and what the schema expects.
 TEST(BadInput, ReportOrCompareOfAWrongShapeNamesFileAndPlace) {
   TempDir tmp("bad-report");
-  auto j = nlohmann::json::parse(read_text(fixture("reports/lab-rate-fault.json")));
-  j["collectives"] = 5;
-  const auto bad = tmp.path() / "X.json";
-  std::ofstream(bad) << j.dump();
   const std::string bin = FABRICPROOF_BINARY;
-  const auto r = run_shell(bin + " report " + bad.string() + " --out " + (tmp.path() / "out").string(), tmp.path() / "r");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find(bad.string() + ": not a readable report"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("/collectives"), std::string::npos) << "the place in the file: " << r.output;
-  const auto c = run_shell(bin + " compare " + fixture("reports/lab-rate-fault.json").string() + " " + bad.string(), tmp.path() / "c");
-  EXPECT_EQ(c.exit_code, 2) << c.output;
-  EXPECT_NE(c.output.find(bad.string() + ": not a readable report"), std::string::npos) << c.output;
+  const auto good = fixture("reports/lab-rate-fault.json");
+  const std::vector<std::pair<std::string, std::string>> sections = {
+      {"verbs", "object"},  {"gpudirect", "object"}, {"collectives", "object"}, {"nccl_audit", "object"}, {"uplink", "object"},
+      {"launcher", "object"}, {"nodes", "array"},  {"findings", "array"},     {"phases", "array"},       {"rank_map", "array"}};
+  for (const auto& [section, type] : sections) {
+    auto j = nlohmann::json::parse(read_text(good));
+    j[section] = 5;
+    const auto bad = tmp.path() / (section + ".json");
+    std::ofstream(bad) << j.dump();
+    const std::string named = bad.string() + ": not a valid fabricproof.report/1 report: /" + section + ": expected " + type + ", got integer";
+    const auto r = run_shell(bin + " report " + bad.string() + " --out " + (tmp.path() / "out").string(), tmp.path() / "r");
+    EXPECT_EQ(r.exit_code, 2) << section << ": " << r.output;
+    EXPECT_NE(r.output.find(named), std::string::npos) << r.output;
+    const auto c = run_shell(bin + " compare " + good.string() + " " + bad.string(), tmp.path() / "c");
+    EXPECT_EQ(c.exit_code, 2) << section << ": " << c.output;
+    EXPECT_NE(c.output.find(named), std::string::npos) << c.output;
+  }
+  EXPECT_FALSE(fs::exists(tmp.path() / "out" / "report.md")) << "nothing was rendered from a report of the wrong shape";
 }
 
 // A saved tree with a rate file no kernel writes and a FIFO where a file should be: the probe

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "report/schema_check.hpp"
+
 namespace fabricproof::test {
 
 namespace fs = std::filesystem;
@@ -91,10 +93,13 @@ inline std::string mpirun(int ranks, const std::string& inject = "") {
          FABRICPROOF_BINARY;
 }
 
+// Every report an integration test reads is also checked against the published schema.
 inline nlohmann::json read_report(const fs::path& dir) {
   std::ifstream in(dir / "report.json");
   EXPECT_TRUE(in.good()) << "no report.json in " << dir;
-  return nlohmann::json::parse(in);
+  auto report = nlohmann::json::parse(in);
+  for (const auto& wrong : report_shape_errors(report)) ADD_FAILURE() << dir / "report.json" << " against schemas/report.schema.json: " << wrong;
+  return report;
 }
 
 inline std::vector<nlohmann::json> findings_with_id(const nlohmann::json& report, const std::string& id) {

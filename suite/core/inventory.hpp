@@ -47,6 +47,11 @@ struct PortQos {
   std::optional<bool> ecn_np_enabled_prio3;  // /sys/class/net/<if>/ecn/roce_np/enable/3 (OFED)
   std::optional<bool> ecn_rp_enabled_prio3;  // /sys/class/net/<if>/ecn/roce_rp/enable/3 (OFED)
   std::optional<DcbConfig> dcb;              // dcbnl of the netdev (live only); its error says why not read
+  // RDMA-CM's defaults (configfs rdma_cm/<dev>/ports/<n>), where the entry exists: creating it
+  // takes a root mkdir, which an acceptance run does not do. rdma_cm_unread says why not read.
+  std::string default_roce_mode;             // "RoCE v2" or "IB/RoCE v1"
+  std::optional<int> default_roce_tos;       // the ToS RDMA-CM connections carry
+  std::string rdma_cm_unread;
 };
 
 struct PortFacts {
@@ -191,7 +196,7 @@ FABRICPROOF_JSON(Absence, what, reason)
 FABRICPROOF_JSON(ProbeError, source, message)
 FABRICPROOF_JSON(PcieLink, current_gts, max_gts, current_gen, max_gen, current_width, max_width)
 FABRICPROOF_JSON(GidEntry, index, gid, type, netdev)
-FABRICPROOF_JSON(PortQos, traffic_class, ecn_np_enabled_prio3, ecn_rp_enabled_prio3, dcb)
+FABRICPROOF_JSON(PortQos, traffic_class, ecn_np_enabled_prio3, ecn_rp_enabled_prio3, dcb, default_roce_mode, default_roce_tos, rdma_cm_unread)
 FABRICPROOF_JSON(NetInterface, name, operstate, mtu, ipv4, rdma)
 FABRICPROOF_JSON(PortFacts, port, state, phys_state, width_code, speed_code, width, speed_name,
                  rate_gbps, link_layer, active_mtu, max_mtu, active_mtu_source, lid, sm_lid, gids,

@@ -155,6 +155,12 @@ std::vector<Finding> check_roce_qos(const ClusterFacts& cluster, const Profile& 
         const std::string subject = port_subject(node, d, p);
         check_port_dcb(subject, node, p, profile, out, signatures);
         check_port_ecn(subject, p, profile, out);
+        if (!p.qos.default_roce_mode.empty()) {
+          const bool v2 = p.qos.default_roce_mode == "RoCE v2";
+          out.push_back(make("rdma_cm_roce_mode", subject, v2 ? Verdict::pass : Verdict::warn, p.qos.default_roce_mode, "RoCE v2",
+                             "RDMA-CM connections (storage, UCX's rdmacm) default to routable RoCE v2",
+                             v2 ? "" : "RoCE v1 does not cross an IP router: echo 'RoCE v2' > /sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_mode"));
+        }
       }
     }
   if (signatures.size() > 1) {  // the odd node: the one whose configuration fewest nodes share
@@ -222,11 +228,15 @@ std::vector<Finding> check_nccl_environment(const ClusterFacts& cluster) {
         for (const auto& p : d.ports) {
           if (p.link_layer != "Ethernet") continue;
           const auto device = device_traffic_class(p.qos.traffic_class);
-          const bool ok = value && *value >= 0 && *value < 256 && (!device || *device == *value);
+          const auto& cm_tos = p.qos.default_roce_tos;
+          const bool ok = value && *value >= 0 && *value < 256 && (!device || *device == *value) && (!cm_tos || *cm_tos == *value);
           out.push_back(make("nccl_ib_tc", port_subject(node, d, p), ok ? Verdict::pass : Verdict::warn,
-                             {{"NCCL_IB_TC", *tc}, {"device_default", device ? json(*device) : json(nullptr)}},
-                             "a class 0..255 that agrees with the device default", "NCCL_IB_TC and the HCA's default traffic class agree",
-                             ok ? "" : "NCCL and other verbs users (and the verbs tests) would run in different classes: set the same value in both."));
+                             {{"NCCL_IB_TC", *tc},
+                              {"device_default", device ? json(*device) : json(nullptr)},
+                              {"rdma_cm_default_tos", cm_tos ? json(*cm_tos) : json(nullptr)}},
+                             "a class 0..255 that agrees with the device's and RDMA-CM's defaults",
+                             "NCCL_IB_TC, the HCA's default traffic class and RDMA-CM's default ToS agree",
+                             ok ? "" : "NCCL and other verbs or RDMA-CM users (and the verbs tests) would run in different classes: set the same value in all."));
         }
     }
   }

@@ -77,6 +77,22 @@ fs::path find_netdev(FileReader& files, const fs::path& dev_dir, const fs::path&
   return {};
 }
 
+// RDMA-CM's default RoCE mode and ToS for the port, from configfs where its entry exists. The
+// entry appears only after `mkdir /sys/kernel/config/rdma_cm/<dev>` (root), a change to the host
+// that a test does not make: without it the reason is recorded, not a guess.
+void read_rdma_cm_defaults(FileReader& files, const std::string& device, int number, PortQos& qos) {
+  const fs::path cm = files.path("sys/kernel/config/rdma_cm");
+  const fs::path port = cm / device / "ports" / std::to_string(number);
+  if (files.exists(port / "default_roce_mode")) {
+    qos.default_roce_mode = files.line(port / "default_roce_mode").value_or("");
+    if (auto tos = files.integer(port / "default_roce_tos", 0, 255)) qos.default_roce_tos = static_cast<int>(*tos);
+  } else if (files.exists(cm)) {
+    qos.rdma_cm_unread = fmt::format("no rdma_cm configfs entry for {} (created by mkdir /sys/kernel/config/rdma_cm/{} as root)", device, device);
+  } else {
+    qos.rdma_cm_unread = "configfs rdma_cm is not there (the rdma_cm module loaded, configfs mounted on /sys/kernel/config)";
+  }
+}
+
 PortFacts read_port(FileReader& files, const fs::path& dev_dir, const std::optional<fs::path>& pci_dir,
                     const std::string& device, int number) {
   const fs::path dir = dev_dir / "ports" / std::to_string(number);
@@ -142,6 +158,7 @@ PortFacts read_port(FileReader& files, const fs::path& dev_dir, const std::optio
     p.active_mtu_source = "netdev";
   }
   p.qos.traffic_class = files.line_quiet(dev_dir / "tc" / std::to_string(number) / "traffic_class").value_or("");
+  if (p.link_layer == "Ethernet") read_rdma_cm_defaults(files, device, number, p.qos);
   p.counters = read_port_counters(files, device, number);
   return p;
 }

@@ -116,6 +116,9 @@ TEST(SysfsProbe, RoceGidTablesFromSamples015And016) {
   EXPECT_EQ(p.active_mtu_source, "netdev");
   EXPECT_EQ(p.qos.traffic_class, "Global tclass=106");
   EXPECT_EQ(p.qos.ecn_np_enabled_prio3, true);
+  EXPECT_EQ(p.qos.default_roce_mode, "RoCE v2");  // configfs rdma_cm, where its entry exists
+  EXPECT_EQ(p.qos.default_roce_tos, 106);
+  EXPECT_EQ(p.qos.rdma_cm_unread, "");
 
   const auto& holes = device(n, "mlx5_1").ports.at(0);
   ASSERT_EQ(holes.gids.size(), 4u);
@@ -124,6 +127,9 @@ TEST(SysfsProbe, RoceGidTablesFromSamples015And016) {
   EXPECT_EQ(holes.netdev_mtu, 1500);
   EXPECT_EQ(holes.active_mtu, 1024);
   EXPECT_FALSE(holes.qos.ecn_np_enabled_prio3);
+  EXPECT_EQ(holes.qos.default_roce_mode, "");  // no entry: the reason, never a guess
+  EXPECT_FALSE(holes.qos.default_roce_tos.has_value());
+  EXPECT_EQ(holes.qos.rdma_cm_unread, "no rdma_cm configfs entry for mlx5_1 (created by mkdir /sys/kernel/config/rdma_cm/mlx5_1 as root)");
 
   // The birth certificate: both functions of the card answer the same VPD (sample 021's CX-7).
   EXPECT_EQ(a.part_number, "MCX755106AS-HEAT");

@@ -188,6 +188,25 @@ TEST(RoceQos, TheTrafficsDscpComesFromNcclIbTcFirst) {
   EXPECT_EQ(verdict_of(f, "roce_dscp_priority", "node1/"), Verdict::pass);
 }
 
+TEST(RoceQos, RdmaCmDefaultsAgreeWithNcclIbTcAndUseRoceV2) {
+  auto cluster = roce_cluster({DcbSpec{}});
+  auto& qos = cluster.nodes[0].rdma_devices[0].ports[0].qos;
+  cluster.nodes[0].ranks[0].env["NCCL_IB_TC"] = "106";
+  qos.default_roce_mode = "RoCE v2";
+  qos.default_roce_tos = 106;
+  EXPECT_EQ(verdict_of(check_nccl_environment(cluster), "nccl_ib_tc", "node1/"), Verdict::pass);
+  EXPECT_EQ(verdict_of(check_roce_qos(cluster, default_profile()), "rdma_cm_roce_mode", "node1/"), Verdict::pass);
+  qos.default_roce_tos = 0;  // RDMA-CM connections in another class than NCCL's
+  const auto f = test::with_id(check_nccl_environment(cluster), "nccl_ib_tc");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].verdict, Verdict::warn);
+  EXPECT_EQ(f[0].measured.at("rdma_cm_default_tos"), 0);
+  qos.default_roce_mode = "IB/RoCE v1";
+  EXPECT_EQ(verdict_of(check_roce_qos(cluster, default_profile()), "rdma_cm_roce_mode", "node1/"), Verdict::warn);
+  qos.default_roce_mode = "";  // not readable: no finding, the reason stays in the inventory
+  EXPECT_TRUE(test::with_id(check_roce_qos(cluster, default_profile()), "rdma_cm_roce_mode").empty());
+}
+
 TEST(NcclEnvironment, ListSyntaxAsNcclReadsIt) {
   const auto plain = parse_nccl_list("mlx5_0,mlx5_1:1");
   EXPECT_TRUE(nccl_list_selects(plain, "mlx5_0"));

@@ -21,6 +21,7 @@
 #include "report/compare.hpp"
 #include "report/formats.hpp"
 #include "report/report.hpp"
+#include "report/schema_check.hpp"
 
 namespace {
 
@@ -51,6 +52,7 @@ void report(std::string_view text) {
   try {
     const auto j = nlohmann::json::parse(text);
     if (!j.is_object() || j.value("schema", std::string()) != kReportSchema) return;
+    if (!report_shape_errors(j).empty()) return;  // named by its pointer, exit 2
     r = j.get<Report>();
   } catch (const std::exception&) {
     return;

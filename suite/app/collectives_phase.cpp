@@ -141,12 +141,12 @@ double group_budget_s(const SweepOptions& o, size_t sizes) {
 std::pair<std::string, std::string> choose_collective_engine(const SweepOptions& options, const ClusterFacts& cluster) {
   if (!cluster.missing_ranks.empty()) return {"", fmt::format("{} rank(s) did not answer the inventory", cluster.missing_ranks.size())};
   std::string why_not_nccl;
-  for (const auto& n : cluster.nodes)
+  for (const auto& n : cluster.nodes) {
     for (const auto& r : n.ranks)
       if (!r.gpu && why_not_nccl.empty()) why_not_nccl = fmt::format("rank {} on {} has no GPU", r.rank, n.host);
-  // NCCL is opened at run time: a node where it did not open (inventory: no NCCL version) has none.
-  for (const auto& n : cluster.nodes)
+    // NCCL is opened at run time: a node where it did not open (inventory: no NCCL version) has none.
     if (n.software.nccl.empty() && why_not_nccl.empty()) why_not_nccl = fmt::format("{} has no loadable NCCL (libnccl.so.2)", n.host);
+  }
   if (options.engine == "mpi") return {"mpi", ""};
   if (options.engine == "nccl") {
     if (!FABRICPROOF_HAVE_NCCL) return {"", "--collective-engine nccl: built without NCCL (FABRICPROOF_WITH_NCCL)"};

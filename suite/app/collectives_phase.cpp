@@ -28,21 +28,14 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-struct Group {
-  int nodes = 0;
-  std::vector<std::string> hosts;
-  std::vector<int> ranks;
-};
-
 // What rank 0 decides and every rank needs: the engine, the groups, each rank's GPU.
 struct Plan {
   std::string engine;
-  std::vector<Group> groups;
+  std::vector<CollGroup> groups;
   std::vector<int> devices;          // CUDA ordinal per world rank (-1: none)
   std::vector<int> device_sharers;   // ranks of the node on the same device, per world rank
   std::vector<int> node_ranks;       // ranks on the same node, per world rank
 };
-FABRICPROOF_JSON(Group, nodes, hosts, ranks)
 FABRICPROOF_JSON(Plan, engine, groups, devices, device_sharers, node_ranks)
 
 Plan make_plan(const std::string& engine, const ClusterFacts& cluster, int world_size) {
@@ -66,7 +59,7 @@ Plan make_plan(const std::string& engine, const ClusterFacts& cluster, int world
   }
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (int count : scaling_node_counts(static_cast<int>(order.size()))) {
-    Group g;
+    CollGroup g;
     g.nodes = count;
     for (int i = 0; i < count; ++i) {
       g.hosts.push_back(order[static_cast<size_t>(i)].second->host);
@@ -158,7 +151,7 @@ std::pair<std::string, std::string> choose_collective_engine(const SweepOptions&
 
 CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
                                          const Profile& profile, const std::function<void(const std::string&)>& progress,
-                                         const std::function<void(const json&, bool group_done)>& after_group) {
+                                         const std::function<void(const CollectivesSection&, bool group_done)>& after_group) {
   const auto& o = options.collectives;
   const auto deadline = [&](double seconds) { return mpi::deadline_in(seconds); };
   std::string plan_text;
@@ -189,16 +182,10 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
   std::vector<CollResult> results;
   const CollResult* running = nullptr;  // the sweep in progress, for the report written while it runs
   auto section = [&] {
-    json all = results;
-    if (running) all.push_back(*running);
-    return json{{"engine", plan.engine},
-                {"options", o},
-                {"clip", {{"requested_max_bytes", requested}, {"max_bytes", clip.max_bytes}, {"reason", clip.reason}}},
-                {"groups", plan.groups},
-                {"results", all},
-                {"scaling", scaling_table(results)},
-                {"nccl_logs", outcome.nccl_logs},
-                {"nccl_logs_missing", outcome.nccl_logs_missing}};
+    CollectivesSection c{plan.engine, o, {requested, clip.max_bytes, clip.reason}, plan.groups, results, scaling_table(results, cluster, profile),
+                         outcome.nccl_logs, outcome.nccl_logs_missing};
+    if (running) c.results.push_back(*running);
+    return c;
   };
   if (!clip.reason.empty()) progress("collectives: " + clip.reason);
 

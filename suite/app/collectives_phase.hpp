@@ -1,10 +1,10 @@
 #pragma once
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/options.hpp"
+#include "core/collective_model.hpp"
 #include "core/finding.hpp"
 #include "core/inventory.hpp"
 #include "core/profile.hpp"
@@ -17,7 +17,7 @@ namespace fabricproof::app {
 std::pair<std::string, std::string> choose_collective_engine(const SweepOptions& options, const ClusterFacts& cluster);
 
 struct CollectivesOutcome {
-  nlohmann::json section;              // the report's `collectives` section
+  CollectivesSection section;
   std::vector<Finding> findings;
   std::vector<std::string> nccl_logs;  // per-rank NCCL_DEBUG logs kept in the report directory
   std::vector<std::string> nccl_logs_missing;  // "rank N: NCCL log file X not found (NCCL_DEBUG_FILE)"
@@ -32,6 +32,6 @@ struct CollectivesOutcome {
 CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
                                          const Profile& profile,
                                          const std::function<void(const std::string&)>& progress,
-                                         const std::function<void(const nlohmann::json&, bool group_done)>& after_group);
+                                         const std::function<void(const CollectivesSection&, bool group_done)>& after_group);
 
 }  // namespace fabricproof::app

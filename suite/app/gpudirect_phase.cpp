@@ -86,10 +86,7 @@ GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& se
       if (!r.path.empty() || !r.dmabuf.empty() || !r.peermem.empty()) registrations.push_back(r);  // ranks that drove an HCA
     }
   outcome.findings = check_gpudirect(host.section, gpu.section, registrations, profile);
-  outcome.section = {{"host", verbs_section_json(host.section)},
-                     {"gpu", verbs_section_json(gpu.section)},
-                     {"registrations", registrations},
-                     {"comparison", gpudirect_comparison(host.section, gpu.section)}};
+  outcome.section = {host.section, gpu.section, registrations, gpudirect_comparison(host.section, gpu.section)};
   outcome.summary = fmt::format("{} pair(s), host and GPU memory; {} rank(s) registered GPU memory", gpu.section.pairs.size(),
                                 registrations.size());
   return outcome;

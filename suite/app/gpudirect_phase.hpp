@@ -1,11 +1,11 @@
 #pragma once
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/options.hpp"
 #include "core/finding.hpp"
+#include "core/gpudirect_rules.hpp"
 #include "core/inventory.hpp"
 #include "core/profile.hpp"
 #include "mpi/session.hpp"
@@ -13,7 +13,7 @@
 namespace fabricproof::app {
 
 struct GpudirectOutcome {
-  nlohmann::json section;  // {host, gpu, registrations, comparison}
+  GpudirectSection section;
   std::vector<Finding> findings;
   std::string summary;
 };

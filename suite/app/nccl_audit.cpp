@@ -17,7 +17,7 @@ int nccl_audit(const AuditOptionsCli& options) {
   }
   const auto findings = nccl::audit(facts, nccl::AuditOptions{options.expect_gdr});
   // Logs carry arbitrary bytes: invalid UTF-8 is replaced, never a reason to fail the audit.
-  if (options.json) std::cout << json_text(nccl::audit_json(facts, findings), 2) << "\n";
+  if (options.json) std::cout << json_text(nlohmann::json(nccl::AuditSection{facts, findings}), 2) << "\n";
   else std::cout << nccl::audit_table(facts, findings);
   return exit_code_for(worst_verdict(findings));
 }

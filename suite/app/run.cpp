@@ -151,12 +151,12 @@ void run_verbs(RunState& s, PhaseRecord& record) {
 #if FABRICPROOF_HAVE_VERBS
   auto progress = [&](const std::string& line) { say(s, line); };
   auto after_round = [&](const VerbsSection& section) {
-    s.report.sections["verbs"] = verbs_section_json(section);
+    s.report.verbs = section;
     write_report(s, false);
   };
   auto outcome = run_verbs_phase(s.options, s.session, s.cluster, s.profile, progress, after_round);
   if (!s.session.is_root()) return;
-  s.report.sections["verbs"] = verbs_section_json(outcome.section);
+  s.report.verbs = outcome.section;
   conclude(s, record, outcome.findings, fmt::format("{} pairs in {} rounds", outcome.section.pairs.size(), outcome.section.rounds));
 #else
   (void)s;
@@ -169,7 +169,7 @@ void run_gpudirect(RunState& s, PhaseRecord& record) {
   auto progress = [&](const std::string& line) { say(s, line); };
   auto outcome = run_gpudirect_phase(s.options, s.session, s.cluster, s.profile, progress);
   if (!s.session.is_root()) return;
-  s.report.sections["gpudirect"] = outcome.section;
+  s.report.gpudirect = outcome.section;
   conclude(s, record, outcome.findings, outcome.summary);
 #else
   (void)s;
@@ -181,13 +181,13 @@ void run_collectives(RunState& s, PhaseRecord& record) {
   auto progress = [&](const std::string& line) { say(s, line); };
   // After each group the report is written; after each row the section is only updated, and
   // reaches report.json with the next step in flight (note_step).
-  auto after_group = [&](const nlohmann::json& section, bool group_done) {
-    s.report.sections["collectives"] = section;
+  auto after_group = [&](const CollectivesSection& section, bool group_done) {
+    s.report.collectives = section;
     if (group_done) write_report(s, false);
   };
   auto outcome = run_collectives_phase(s.options, s.session, s.cluster, s.profile, progress, after_group);
   if (!s.session.is_root()) return;
-  s.report.sections["collectives"] = outcome.section;
+  s.report.collectives = outcome.section;
   s.nccl_logs.insert(s.nccl_logs.end(), outcome.nccl_logs.begin(), outcome.nccl_logs.end());
   conclude(s, record, outcome.findings, outcome.summary);
 }
@@ -200,7 +200,7 @@ void run_nccl_audit(RunState& s, PhaseRecord& record) {
   const auto facts = nccl::parse_files(s.nccl_logs, parse);
   const bool gpudirect = std::any_of(s.cluster.nodes.begin(), s.cluster.nodes.end(), [](const NodeFacts& n) { return !n.gpus.empty(); });
   const auto findings = nccl::audit(facts, nccl::AuditOptions{gpudirect});
-  s.report.sections["nccl_audit"] = nccl::audit_json(facts, findings);
+  s.report.nccl_audit = nccl::AuditSection{facts, findings};
   conclude(s, record, findings,
            fmt::format("{} log file(s), {} connection(s), socket fallback: {}", s.nccl_logs.size(), facts.connections.size(),
                        facts.socket_fallback ? (*facts.socket_fallback ? "yes" : "no") : "undecidable"));
@@ -210,7 +210,7 @@ void run_uplink(RunState& s, PhaseRecord& record) {
   auto progress = [&](const std::string& line) { say(s, line); };
   auto outcome = run_uplink_phase(s.options, s.session, s.cluster, s.profile, progress);
   if (!s.session.is_root()) return;
-  s.report.sections["uplink"] = outcome.section;
+  s.report.uplink = outcome.section;
   conclude(s, record, outcome.findings, outcome.summary);
 }
 
@@ -232,11 +232,11 @@ std::vector<Phase> phases() {
       {"nccl_audit",
        [](const RunState& s) {
          if (!s.nccl_logs.empty()) return std::string();
-         const auto& coll = s.report.sections.contains("collectives") ? s.report.sections["collectives"] : nlohmann::json::object();
-         const auto missing = coll.value("nccl_logs_missing", std::vector<std::string>{});
+         const auto& coll = s.report.collectives;
+         const auto missing = coll ? coll->nccl_logs_missing : std::vector<std::string>{};
          std::string why = !missing.empty() ? missing.front() + (missing.size() > 1 ? fmt::format(" (and {} more)", missing.size() - 1) : "")
-                           : coll.contains("engine") ? "the collective sweeps ran with the " + coll.value("engine", std::string("?")) + " engine, which prints none"
-                                                     : std::string("the NCCL sweeps did not run");
+                           : coll ? "the collective sweeps ran with the " + coll->engine + " engine, which prints none"
+                                  : std::string("the NCCL sweeps did not run");
          return fmt::format("no NCCL logs to audit: {}; pass --nccl-logs FILE... to audit the logs of your own NCCL runs", why);
        },
        run_nccl_audit},
@@ -391,7 +391,7 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
     s.report.started_at = utc_timestamp();
     s.report.command = command;
     s.report.build = build_section();
-    s.report.sections["launcher"] = launch_from_environment();
+    s.report.launcher = launch_from_environment();
     auto loaded = load_profile(options.profile);
     if (loaded.profile) {
       s.profile = *loaded.profile;
@@ -442,7 +442,7 @@ int write_error_report(const std::string& out_dir, const std::vector<std::string
   report.started_at = utc_timestamp();
   report.command = command;
   report.build = build_section();
-  report.sections["launcher"] = launch_from_environment();
+  report.launcher = launch_from_environment();
   report.findings.push_back({id, "fabricproof", Verdict::error, message, "valid input", "the suite can start", "Fix the input named in `measured`."});
   report.phases.push_back({"inventory", Verdict::error, "not started: " + message, 0});
   std::error_code ec;

@@ -115,9 +115,59 @@ std::string coll_row_line(const CollRow& row);
 // Node-count groups of the scaling runs: 1, 2, 4, ... and always all nodes.
 std::vector<int> scaling_node_counts(int nodes);
 
+// One node-count group of the scaling runs: the first `nodes` nodes and their ranks.
+struct CollGroup {
+  int nodes = 0;
+  std::vector<std::string> hosts;
+  std::vector<int> ranks;
+};
+
+// The top size of the sweep as asked and as it ran, and why it was lowered.
+struct SweepClip {
+  uint64_t requested_max_bytes = 0;
+  uint64_t max_bytes = 0;
+  std::string reason;
+};
+
+// One group of a scaling row: busbw at the row's size, and the NIC ceiling of its nodes (k NICs x
+// rate / 8) decided by the rules, so that no writer has to reload the profile.
+struct ScalingGroup {
+  int nodes = 0;
+  int ranks = 0;
+  std::optional<double> busbw_GBps;
+  double peak_busbw_GBps = 0;
+  std::optional<double> vs_one_node;
+  std::optional<double> nic_ceiling_GBps;  // groups of 2 nodes or more
+};
+
+// 1 -> 2 -> 4 nodes for one engine and op, at the largest size every group ran.
+struct ScalingRow {
+  std::string engine;
+  std::string op;
+  uint64_t bytes = 0;
+  std::vector<ScalingGroup> groups;
+};
+
+// The report's `collectives` section.
+struct CollectivesSection {
+  std::string engine;
+  SweepOptions options;
+  SweepClip clip;
+  std::vector<CollGroup> groups;
+  std::vector<CollResult> results;
+  std::vector<ScalingRow> scaling;
+  std::vector<std::string> nccl_logs;          // per-rank NCCL_DEBUG logs kept in the report directory
+  std::vector<std::string> nccl_logs_missing;  // "rank N: NCCL log file X not found (NCCL_DEBUG_FILE)"
+};
+
 FABRICPROOF_JSON(SweepOptions, engine, ops, dtype, redop, min_bytes, max_bytes, factor, iters, warmup, in_place, ring, timeout_s, time_stat)
 FABRICPROOF_JSON(CollTiming, time_us, algbw_GBps, busbw_GBps, wrong)
 FABRICPROOF_JSON(CollRow, bytes, count, dtype, redop, out_of_place, in_place)
 FABRICPROOF_JSON(CollResult, engine, op, nodes, ranks, hosts, status, reason, rows, peak_busbw_GBps, time_stat)
+FABRICPROOF_JSON(CollGroup, nodes, hosts, ranks)
+FABRICPROOF_JSON(SweepClip, requested_max_bytes, max_bytes, reason)
+FABRICPROOF_JSON(ScalingGroup, nodes, ranks, busbw_GBps, peak_busbw_GBps, vs_one_node, nic_ceiling_GBps)
+FABRICPROOF_JSON(ScalingRow, engine, op, bytes, groups)
+FABRICPROOF_JSON(CollectivesSection, engine, options, clip, groups, results, scaling, nccl_logs, nccl_logs_missing)
 
 }  // namespace fabricproof

@@ -162,22 +162,19 @@ std::vector<Finding> check_collectives(const std::vector<CollResult>& results, c
   return out;
 }
 
-json scaling_table(const std::vector<CollResult>& results) {
-  json table = json::array();
+std::vector<ScalingRow> scaling_table(const std::vector<CollResult>& results, const ClusterFacts& cluster, const Profile& profile) {
+  std::vector<ScalingRow> table;
   for (const auto& [key, group] : by_engine_and_op(results)) {
-    const uint64_t bytes = largest_common_size(group);
-    json entry{{"engine", key.first}, {"op", key.second}, {"bytes", bytes}, {"groups", json::array()}};
+    ScalingRow row{key.first, key.second, largest_common_size(group), {}};
     std::optional<double> one_node;
     for (const auto* r : group) {
-      const auto busbw = busbw_at(*r, bytes);
-      if (r->nodes == 1 && busbw) one_node = *busbw;
-      entry["groups"].push_back({{"nodes", r->nodes},
-                                 {"ranks", r->ranks},
-                                 {"busbw_GBps", busbw ? json(*busbw) : json()},
-                                 {"peak_busbw_GBps", r->peak_busbw_GBps},
-                                 {"vs_one_node", busbw && one_node && *one_node > 0 ? json(*busbw / *one_node) : json()}});
+      ScalingGroup g{r->nodes, r->ranks, busbw_at(*r, row.bytes), r->peak_busbw_GBps, std::nullopt, std::nullopt};
+      if (r->nodes == 1 && g.busbw_GBps) one_node = g.busbw_GBps;
+      if (g.busbw_GBps && one_node && *one_node > 0) g.vs_one_node = *g.busbw_GBps / *one_node;
+      if (r->nodes > 1) g.nic_ceiling_GBps = nic_ceiling_GBps(r->hosts, cluster, profile);
+      row.groups.push_back(g);
     }
-    table.push_back(entry);
+    table.push_back(row);
   }
   return table;
 }

@@ -15,9 +15,9 @@ namespace fabricproof {
 // multi-node busbw against NICs x rate / 8 (when the profile judges absolute figures).
 std::vector<Finding> check_collectives(const std::vector<CollResult>& results, const ClusterFacts& cluster, const Profile& profile);
 
-// One entry per engine and op: {engine, op, bytes, groups: [{nodes, ranks, busbw_GBps,
-// peak_busbw_GBps, vs_one_node}]} where bytes is the largest size every group completed.
-nlohmann::json scaling_table(const std::vector<CollResult>& results);
+// One row per engine and op at the largest size every group completed: busbw per group, against
+// one node and against the NIC ceiling of the group's nodes.
+std::vector<ScalingRow> scaling_table(const std::vector<CollResult>& results, const ClusterFacts& cluster, const Profile& profile);
 
 // NICs x rate / 8 in GB/s per node for the hosts of a group: the fewest ACTIVE ports (of the
 // profile's devices) on any of its nodes times the slowest rate among them. nullopt when unknown.

@@ -35,16 +35,13 @@ std::vector<Direction> directions(const VerbsSection& host, const VerbsSection& 
 
 }  // namespace
 
-json gpudirect_comparison(const VerbsSection& host, const VerbsSection& gpu) {
-  json rows = json::array();
+std::vector<GpudirectComparison> gpudirect_comparison(const VerbsSection& host, const VerbsSection& gpu) {
+  std::vector<GpudirectComparison> rows;
   for (const auto& d : directions(host, gpu)) {
-    json row{{"pair", d.label}, {"host_gbps", nullptr}, {"gpu_gbps", nullptr}, {"ratio", nullptr}, {"gpu_status", d.gpu->status},
-             {"gpu_reason", d.gpu->reason}};
-    const bool host_ok = d.host && d.host->status == "ok" && d.host->gbps.has_value();
-    const bool gpu_ok = d.gpu->status == "ok" && d.gpu->gbps.has_value();
-    if (host_ok) row["host_gbps"] = d.host->gbps.value();
-    if (gpu_ok) row["gpu_gbps"] = d.gpu->gbps.value();
-    if (host_ok && gpu_ok && d.host->gbps.value() > 0) row["ratio"] = d.gpu->gbps.value() / d.host->gbps.value();
+    GpudirectComparison row{d.label, std::nullopt, std::nullopt, std::nullopt, d.gpu->status, d.gpu->reason};
+    if (d.host && d.host->status == "ok") row.host_gbps = d.host->gbps;
+    if (d.gpu->status == "ok") row.gpu_gbps = d.gpu->gbps;
+    if (row.host_gbps && row.gpu_gbps && *row.host_gbps > 0) row.ratio = *row.gpu_gbps / *row.host_gbps;
     rows.push_back(row);
   }
   return rows;

@@ -32,7 +32,26 @@ FABRICPROOF_JSON(GpuRegistration, rank, host, gpu, path, dmabuf, peermem, alloca
 std::vector<Finding> check_gpudirect(const VerbsSection& host, const VerbsSection& gpu, const std::vector<GpuRegistration>& registrations,
                                      const Profile& profile);
 
-// One row per measured direction: {pair, from, to, host_gbps, gpu_gbps, ratio}.
-nlohmann::json gpudirect_comparison(const VerbsSection& host, const VerbsSection& gpu);
+// One measured direction: the same RDMA write on host and on GPU memory.
+struct GpudirectComparison {
+  std::string pair;  // "a -> b"
+  std::optional<double> host_gbps;
+  std::optional<double> gpu_gbps;
+  std::optional<double> ratio;  // GPU / host
+  std::string gpu_status;
+  std::string gpu_reason;
+};
+FABRICPROOF_JSON(GpudirectComparison, pair, host_gbps, gpu_gbps, ratio, gpu_status, gpu_reason)
+
+std::vector<GpudirectComparison> gpudirect_comparison(const VerbsSection& host, const VerbsSection& gpu);
+
+// The report's `gpudirect` section.
+struct GpudirectSection {
+  VerbsSection host;
+  VerbsSection gpu;
+  std::vector<GpuRegistration> registrations;
+  std::vector<GpudirectComparison> comparison;
+};
+FABRICPROOF_JSON(GpudirectSection, host, gpu, registrations, comparison)
 
 }  // namespace fabricproof

@@ -8,52 +8,68 @@ namespace {
 
 using nlohmann::json;
 
-json reason_cell(const std::string& reason) { return json{{"reason", reason}}; }
+VerbsMatrixCell reason_cell(std::string reason) { return {std::nullopt, std::move(reason), false}; }
 
-// One square table for a test: rows are the writer/sender, columns the receiver.
-json matrix_for(const VerbsSection& s, const std::string& test, bool latency) {
-  const size_t n = s.endpoints.size();
-  json rows = json::array();
-  for (size_t i = 0; i < n; ++i) {
-    json row = json::array();
-    for (size_t j = 0; j < n; ++j) {
-      if (i == j) row.push_back(nullptr);
-      else if (s.endpoints[i].host == s.endpoints[j].host) row.push_back(reason_cell("same node"));
-      else row.push_back(reason_cell("not measured: pair not scheduled (rails)"));
-    }
-    rows.push_back(row);
-  }
-  for (const auto& pair : s.pairs) {
-    for (const auto& t : pair.tests) {
-      if (t.test != test) continue;
-      json cell;
-      if (t.status != "ok") cell = reason_cell(t.status == "error" ? "error: " + t.reason : "not measured: " + t.reason);
-      else if (latency) cell = t.latency ? json(t.latency->p50_usec) : reason_cell("no samples");
-      else cell = t.gbps ? json(*t.gbps) : reason_cell("no figure");
-      // Latency and bidirectional bandwidth belong to the pair: show them in both cells.
-      rows[t.from][t.to] = cell;
-      if (latency || test == "write_bw_bidir") rows[t.to][t.from] = cell;
-    }
-  }
-  return rows;
+json cell_json(const VerbsMatrixCell& c) {
+  if (c.diagonal) return nullptr;
+  if (c.value) return *c.value;
+  return json{{"reason", c.reason}};
 }
 
 }  // namespace
 
-json verbs_section_json(const VerbsSection& s) {
-  json j = s;
+VerbsMatrix verbs_matrix(const VerbsSection& s, const std::string& test) {
+  const bool latency = test == "write_lat";
+  VerbsMatrix m{test, latency ? "usec (p50, one-way)" : "Gb/s", {}, {}};
+  const size_t n = s.endpoints.size();
+  for (const auto& e : s.endpoints) m.labels.push_back(e.label());
+  m.cells.assign(n, std::vector<VerbsMatrixCell>(n));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < n; ++k) {
+      if (i == k) m.cells[i][k].diagonal = true;
+      else if (s.endpoints[i].host == s.endpoints[k].host) m.cells[i][k] = reason_cell("same node");
+      else m.cells[i][k] = reason_cell("not measured: pair not scheduled (rails)");
+    }
+  for (const auto& pair : s.pairs) {
+    for (const auto& t : pair.tests) {
+      if (t.test != test || t.from < 0 || t.to < 0 || static_cast<size_t>(t.from) >= n || static_cast<size_t>(t.to) >= n) continue;
+      VerbsMatrixCell cell;
+      if (t.status != "ok") cell = reason_cell(t.status == "error" ? "error: " + t.reason : "not measured: " + t.reason);
+      else if (latency) cell = t.latency ? VerbsMatrixCell{t.latency->p50_usec, "", false} : reason_cell("no samples");
+      else cell = t.gbps ? VerbsMatrixCell{*t.gbps, "", false} : reason_cell("no figure");
+      // Latency and bidirectional bandwidth belong to the pair: show them in both cells.
+      m.cells[static_cast<size_t>(t.from)][static_cast<size_t>(t.to)] = cell;
+      if (latency || test == "write_bw_bidir") m.cells[static_cast<size_t>(t.to)][static_cast<size_t>(t.from)] = cell;
+    }
+  }
+  return m;
+}
+
+void to_json(json& j, const VerbsSection& s) {
+  j = json{{"options", s.options}, {"endpoints", s.endpoints}, {"rounds", s.rounds}, {"pairs", s.pairs}};
   json labels = json::array();
   for (const auto& e : s.endpoints) labels.push_back(e.label());
   json matrix = {{"labels", labels}};
   for (const auto& test : s.options.tests) {
-    const bool latency = test == "write_lat";
-    matrix[test] = {{"unit", latency ? "usec (p50, one-way)" : "Gb/s"}, {"cells", matrix_for(s, test, latency)}};
+    const auto m = verbs_matrix(s, test);
+    json rows = json::array();
+    for (const auto& row : m.cells) {
+      json r = json::array();
+      for (const auto& c : row) r.push_back(cell_json(c));
+      rows.push_back(r);
+    }
+    matrix[test] = {{"unit", m.unit}, {"cells", rows}};
   }
   j["matrix"] = matrix;
-  return j;
 }
 
-VerbsSection verbs_section_from_json(const json& j) { return j.get<VerbsSection>(); }
+void from_json(const json& j, VerbsSection& s) {
+  const VerbsSection defaults;
+  s.options = j.value("options", defaults.options);
+  s.endpoints = j.value("endpoints", defaults.endpoints);
+  s.rounds = j.value("rounds", defaults.rounds);
+  s.pairs = j.value("pairs", defaults.pairs);
+}
 
 std::vector<TestResult> planned_results(const VerbsOptions& options, int a, int b) {
   std::vector<TestResult> out;

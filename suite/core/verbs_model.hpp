@@ -97,12 +97,27 @@ FABRICPROOF_JSON(VerbsOptions, bw_bytes, duration_s, margin_s, iterations, qps, 
 FABRICPROOF_JSON(LatencyStats, min_usec, avg_usec, p50_usec, p99_usec, max_usec, samples)
 FABRICPROOF_JSON(TestResult, test, from, to, status, reason, bytes, messages, seconds, gbps, latency, verified, mismatches)
 FABRICPROOF_JSON(PairResult, task, round, a, b, tests, counter_deltas)
-FABRICPROOF_JSON(VerbsSection, options, endpoints, rounds, pairs)
 
-// The report's `verbs` section: the section itself plus `matrix`, one square table per test with
-// labels "node/hca" and cells that are a figure or {"reason": ...}.
-nlohmann::json verbs_section_json(const VerbsSection& section);
-VerbsSection verbs_section_from_json(const nlohmann::json& j);
+// One test of the section as a square table: rows are the writer/sender, columns the receiver.
+// A cell holds a figure (Gb/s, or the p50 one-way latency in usec) or the reason there is none.
+struct VerbsMatrixCell {
+  std::optional<double> value;
+  std::string reason;  // empty when measured or on the diagonal
+  bool diagonal = false;
+};
+struct VerbsMatrix {
+  std::string test;
+  std::string unit;                 // "Gb/s" or "usec (p50, one-way)"
+  std::vector<std::string> labels;  // "node/hca" per endpoint
+  std::vector<std::vector<VerbsMatrixCell>> cells;
+};
+VerbsMatrix verbs_matrix(const VerbsSection& section, const std::string& test);
+
+// The report's `verbs` section: the section itself plus `matrix` (derived, written for readers of
+// the JSON; read back, it is derived again from the pairs): per test {unit, cells}, and labels.
+// A cell is a figure, null on the diagonal, or {"reason": ...}.
+void to_json(nlohmann::json& j, const VerbsSection& section);
+void from_json(const nlohmann::json& j, VerbsSection& section);
 
 LatencyStats latency_stats(std::vector<double> samples_usec);
 

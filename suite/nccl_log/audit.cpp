@@ -24,6 +24,7 @@ struct Group {
   std::vector<int> channels;
   std::string host, peer_host;
   std::optional<bool> inter_node;
+  bool socket = false;
   uint64_t lines = 0;
 };
 using GroupKey = std::tuple<int, int, std::string, std::string>;  // rank, peer, direction, transport
@@ -36,6 +37,7 @@ std::map<GroupKey, Group> grouped(const LogFacts& facts) {
     g.host = c.host;
     g.peer_host = c.peer_host;
     g.inter_node = c.inter_node;
+    g.socket = c.socket();
     g.lines += c.count;
   }
   for (auto& [k, g] : groups) std::sort(g.channels.begin(), g.channels.end());
@@ -57,7 +59,7 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
   bool named = false;
   for (const auto& [key, g] : grouped(facts)) {
     const auto& [rank, peer, direction, transport] = key;
-    if (transport.rfind("NET/Socket", 0) != 0) continue;
+    if (!g.socket) continue;
     const bool inter = g.inter_node.value_or(facts.multi_node == true);
     if (!inter) continue;
     named = true;
@@ -75,7 +77,7 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
     } else if (facts.socket_fallback == false) {
       std::vector<std::string> transports;
       for (const auto& c : facts.connections)
-        if (c.transport_class == "NET" && std::find(transports.begin(), transports.end(), c.transport) == transports.end()) transports.push_back(c.transport);
+        if (c.transport_class == TransportClass::net && std::find(transports.begin(), transports.end(), c.transport) == transports.end()) transports.push_back(c.transport);
       out.push_back({"nccl_socket_fallback", "log", Verdict::pass, json{{"net_transports", transports}, {"networks", facts.net.selected}},
                      "no NET/Socket between nodes", rule_socket, ""});
     } else {
@@ -85,7 +87,7 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
   }
   // No usable RDMA device in a multi-node job.
   const bool no_rdma_net = std::none_of(facts.connections.begin(), facts.connections.end(), [](const Connection& c) {
-    return c.transport_class == "NET" && c.transport.rfind("NET/Socket", 0) != 0;
+    return c.transport_class == TransportClass::net && !c.socket();
   });
   if (facts.net.ib_no_device || facts.net.ib_disabled == true) {
     const bool matters = facts.multi_node != false && no_rdma_net;
@@ -100,7 +102,7 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
   if (options.expect_gdr) {
     std::map<int, std::vector<std::string>> without;
     for (const auto& c : facts.connections)
-      if (c.transport_class == "NET" && c.transport.rfind("NET/Socket", 0) != 0 && c.transport.find("GDRDMA") == std::string::npos)
+      if (c.transport_class == TransportClass::net && !c.socket() && c.transport.find("GDRDMA") == std::string::npos)
         without[c.rank].push_back(c.transport);
     for (const auto& [rank, transports] : without)
       out.push_back({"nccl_gdr", fmt::format("rank {}", rank), Verdict::warn, transports.front(), "NET/.../GDRDMA",
@@ -124,27 +126,47 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
   return out;
 }
 
-json audit_json(const LogFacts& facts, const std::vector<Finding>& findings) {
+void to_json(json& j, const AuditSection& a) {
+  const auto& facts = a.facts;
   json connections = json::array();
   for (const auto& c : facts.connections)
     connections.push_back({{"rank", c.rank}, {"peer", c.peer}, {"channel", c.channel}, {"conn_index", c.conn_index}, {"direction", c.direction},
                            {"transport", c.transport}, {"transport_class", c.transport_class}, {"host", c.host}, {"peer_host", c.peer_host},
                            {"inter_node", c.inter_node}, {"file", c.file}, {"line_no", c.line_no}, {"count", c.count}});
-  return {{"socket_fallback", facts.socket_fallback},
-          {"nccl_version", facts.version},
-          {"ranks", facts.ranks},
-          {"hosts", facts.hosts},
-          {"nranks", facts.nranks},
-          {"multi_node", facts.multi_node},
-          {"net_socket_used", facts.net_socket_used},
-          {"connections", connections},
-          {"networks", facts.net.selected},
-          {"net", facts.net},
-          {"warnings", facts.warnings},
-          {"processes", facts.processes},
-          {"nccl_tests", facts.nccl_tests},
-          {"lines", facts.lines},
-          {"findings", findings}};
+  j = {{"socket_fallback", facts.socket_fallback},
+       {"nccl_version", facts.version},
+       {"ranks", facts.ranks},
+       {"hosts", facts.hosts},
+       {"nranks", facts.nranks},
+       {"multi_node", facts.multi_node},
+       {"net_socket_used", facts.net_socket_used},
+       {"connections", connections},
+       {"networks", facts.net.selected},
+       {"net", facts.net},
+       {"warnings", facts.warnings},
+       {"processes", facts.processes},
+       {"nccl_tests", facts.nccl_tests},
+       {"lines", facts.lines},
+       {"findings", a.findings}};
+}
+
+void from_json(const json& j, AuditSection& a) {
+  auto& f = a.facts;
+  f = {};
+  f.socket_fallback = j.value("socket_fallback", f.socket_fallback);
+  f.version = j.value("nccl_version", f.version);
+  f.ranks = j.value("ranks", f.ranks);
+  f.hosts = j.value("hosts", f.hosts);
+  f.nranks = j.value("nranks", f.nranks);
+  f.multi_node = j.value("multi_node", f.multi_node);
+  f.net_socket_used = j.value("net_socket_used", f.net_socket_used);
+  f.connections = j.value("connections", f.connections);  // direction_explicit and proxy_rank are not kept in the report
+  f.net = j.value("net", f.net);
+  f.warnings = j.value("warnings", f.warnings);
+  f.processes = j.value("processes", f.processes);
+  f.nccl_tests = j.value("nccl_tests", f.nccl_tests);
+  f.lines = j.value("lines", f.lines);
+  a.findings = j.value("findings", a.findings);
 }
 
 std::string audit_table(const LogFacts& facts, const std::vector<Finding>& findings) {

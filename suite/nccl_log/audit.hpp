@@ -17,9 +17,15 @@ struct AuditOptions {
 
 std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options = {});
 
-// The nccl-audit JSON: {"socket_fallback", "nccl_version", "ranks", "connections", "networks",
-// "findings", ...} plus everything else the parser found.
-nlohmann::json audit_json(const LogFacts& facts, const std::vector<Finding>& findings);
+// The report's `nccl_audit` section and the `nccl-audit --json` output: the facts of the audited
+// logs and the findings. JSON: {"socket_fallback", "nccl_version", "ranks", "connections",
+// "networks", "findings", ...}; the parser's line counters other than `lines` are not kept.
+struct AuditSection {
+  LogFacts facts;
+  std::vector<Finding> findings;
+};
+void to_json(nlohmann::json& j, const AuditSection& a);
+void from_json(const nlohmann::json& j, AuditSection& a);
 
 // A table for people: one row per rank, peer, direction and transport, channels folded.
 std::string audit_table(const LogFacts& facts, const std::vector<Finding>& findings);

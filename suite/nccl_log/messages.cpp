@@ -32,13 +32,6 @@ void skip_bracket(std::string_view& s) {
   if (close != std::string_view::npos && s.substr(1, close - 1).find(' ') == std::string_view::npos) s.remove_prefix(close + 1);
 }
 
-std::string transport_class(std::string_view t) {
-  if (starts_with(t, "NET/")) return "NET";
-  if (starts_with(t, "P2P/")) return "P2P";
-  if (starts_with(t, "SHM/") || t == "direct shared memory") return "SHM";
-  if (starts_with(t, "COLLNET/")) return "COLLNET";
-  return "other";
-}
 
 // The number after "->" that is followed by another "->": the printing rank of a Trees line
 // ("Trees [0] 22->23->-1/-1/-1" in 2.4, "Trees [0] 17/24/-1->16->0" later).
@@ -114,6 +107,14 @@ std::vector<std::string_view> bracket_items(std::string_view list) {
 }
 
 }  // namespace
+
+TransportClass transport_class_of(std::string_view t) {
+  if (starts_with(t, "NET/")) return TransportClass::net;
+  if (starts_with(t, "P2P/")) return TransportClass::p2p;
+  if (starts_with(t, "SHM/") || t == "direct shared memory") return TransportClass::shm;
+  if (starts_with(t, "COLLNET/")) return TransportClass::collnet;
+  return TransportClass::other;
+}
 
 void Parser::note_rank(size_t process, int rank) {
   if (rank >= 0 && rank < (1 << 20)) {
@@ -208,8 +209,8 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   c.direction = direction;
   c.direction_explicit = explicit_direction;
   c.transport = std::string(transport);
-  c.transport_class = collnet ? "COLLNET" : transport_class(transport);
-  if (c.transport_class == "NET") {  // PXN: NET/<name>/<dev>(<proxy rank>)
+  c.transport_class = collnet ? TransportClass::collnet : transport_class_of(transport);
+  if (c.transport_class == TransportClass::net) {  // PXN: NET/<name>/<dev>(<proxy rank>)
     const size_t open = c.transport.find('(');
     const size_t close = c.transport.find(')', open);
     if (open != std::string::npos && close != std::string::npos) c.proxy_rank = to_int(std::string_view(c.transport).substr(open + 1, close - open - 1));

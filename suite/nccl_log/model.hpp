@@ -5,11 +5,22 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json_optional.hpp"
 
 namespace fabricproof::nccl {
+
+// What carries a connection, decided once from the transport text (NCCL's "via ..."): every
+// reader (audit, report views, HTML) asks the Connection, none looks at the text again.
+enum class TransportClass { other, net, p2p, shm, collnet };
+NLOHMANN_JSON_SERIALIZE_ENUM(TransportClass, {{TransportClass::other, "other"},
+                                              {TransportClass::net, "NET"},
+                                              {TransportClass::p2p, "P2P"},
+                                              {TransportClass::shm, "SHM"},
+                                              {TransportClass::collnet, "COLLNET"}})
+TransportClass transport_class_of(std::string_view transport);
 
 struct Connection {
   int rank = -1;                   // the rank that printed the line
@@ -19,7 +30,7 @@ struct Connection {
   std::string direction;           // "send" or "receive"
   bool direction_explicit = false; // [send]/[receive] printed (NET, CollNet); P2P/SHM lines are the sender's
   std::string transport;           // the exact text after "via", e.g. NET/IB/0/GDRDMA, P2P/IPC/read
-  std::string transport_class;     // NET, P2P, SHM, COLLNET, other
+  TransportClass transport_class = TransportClass::other;
   std::optional<int> proxy_rank;   // PXN: NET/<name>/<dev>(<proxy rank>)
   std::string host;                // of the printing process, empty when the line had no header
   std::string peer_host;           // when the peer rank's own lines name its host
@@ -27,6 +38,11 @@ struct Connection {
   std::string file;
   uint64_t line_no = 0;            // first occurrence (1-based, per file)
   uint64_t count = 1;              // identical lines folded into this one
+
+  // NCCL's socket network: TCP where RDMA was meant to be (a fallback when it crosses nodes).
+  bool socket() const { return transport_class == TransportClass::net && transport.rfind("NET/Socket", 0) == 0; }
+  // An RDMA network (NET/IB, a plugin's net, CollNet): what inter-node traffic should use.
+  bool rdma_net() const { return (transport_class == TransportClass::net || transport_class == TransportClass::collnet) && !socket(); }
 };
 FABRICPROOF_JSON(Connection, rank, peer, channel, conn_index, direction, direction_explicit, transport, transport_class,
                  proxy_rank, host, peer_host, inter_node, file, line_no, count)

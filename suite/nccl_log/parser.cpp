@@ -293,13 +293,13 @@ LogFacts Parser::finish() {
     if (c.host.empty())
       if (auto it = host_of_rank.find(c.rank); it != host_of_rank.end()) c.host = it->second;
     if (!c.host.empty() && !c.peer_host.empty()) c.inter_node = c.host != c.peer_host;
-    else if (c.transport_class == "P2P" || c.transport_class == "SHM") c.inter_node = false;  // intra-node transports
+    else if (c.transport_class == TransportClass::p2p || c.transport_class == TransportClass::shm) c.inter_node = false;  // intra-node transports
     else if (out.multi_node == false) c.inter_node = false;
-    const bool socket = starts_with(c.transport, "NET/Socket");
+    const bool socket = c.socket();
     out.net_socket_used |= socket;
     if (socket && c.inter_node == true) socket_inter_node = true;
     if (socket && !c.inter_node) socket_unknown = true;
-    if ((c.transport_class == "NET" || c.transport_class == "COLLNET") && !socket) other_net = true;
+    if (c.rdma_net()) other_net = true;
   }
   const bool selected_socket = std::find(out.net.selected.begin(), out.net.selected.end(), "Socket") != out.net.selected.end();
   // 2.4-2.6 print no "Using network" line: a NET/IB device list means NCCL took IB.

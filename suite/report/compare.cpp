@@ -62,11 +62,13 @@ void compare_nodes(const Report& base, const Report& next, std::vector<Finding>&
 // "a -> b test" -> figure, for the bandwidth and latency results of a verbs section.
 std::map<std::string, std::pair<double, bool>> verbs_figures(const Report& r) {
   std::map<std::string, std::pair<double, bool>> out;  // value, higher is better
-  if (!r.sections.contains("verbs")) return out;
-  const auto s = verbs_section_from_json(r.sections.at("verbs"));
+  if (!r.verbs) return out;
+  const auto& s = *r.verbs;
   for (const auto& p : s.pairs)
     for (const auto& t : p.tests) {
-      if (t.status != "ok") continue;
+      if (t.status != "ok" || t.from < 0 || t.to < 0 || static_cast<size_t>(t.from) >= s.endpoints.size() ||
+          static_cast<size_t>(t.to) >= s.endpoints.size())
+        continue;
       const std::string key = fmt::format("{} -> {} ({})", s.endpoints.at(static_cast<size_t>(t.from)).label(),
                                           s.endpoints.at(static_cast<size_t>(t.to)).label(), t.test);
       if (t.gbps) out[key] = {*t.gbps, true};
@@ -77,9 +79,8 @@ std::map<std::string, std::pair<double, bool>> verbs_figures(const Report& r) {
 
 std::map<std::string, double> busbw_figures(const Report& r) {
   std::map<std::string, double> out;
-  if (!r.sections.contains("collectives")) return out;
-  for (const auto& j : r.sections.at("collectives").value("results", json::array())) {
-    const auto res = j.get<CollResult>();
+  if (!r.collectives) return out;
+  for (const auto& res : r.collectives->results) {
     for (const auto& row : res.rows)
       if (row.bytes >= (1u << 20))
         out[fmt::format("{} {} {} node(s) {}", res.engine, res.op, res.nodes, format_size(row.bytes))] = row.out_of_place.busbw_GBps;

@@ -276,29 +276,32 @@ std::string uplink_chart(const UplinkSection& u) {
   return s + "</svg></figure>\n";
 }
 
-std::string uplink_section(const std::optional<UplinkSection>& u) {
+std::string uplink_section(const UplinkSection& u) {
   std::string h = "<h2 id=\"uplink\">Uplink</h2>\n";
-  if (!u) return h + "<p>The report's uplink section does not read as one.</p>\n";
   std::string targets;
-  for (const auto& t : u->targets) targets += (targets.empty() ? "" : ", ") + t;
-  h += fmt::format("<p>TCP ingest from {} (iperf3 -R), {} s per measurement; need: {}.{}</p>\n", esc(targets), num(u->seconds),
-                   u->need_gbps ? num(*u->need_gbps) + " Gb/s (" + esc(u->need_source) + ")" : std::string("not given"),
-                   u->together_skipped.empty() ? "" : " All nodes together: not run, " + esc(u->together_skipped) + ".");
-  h += uplink_chart(*u);
+  for (const auto& t : u.targets) targets += (targets.empty() ? "" : ", ") + t;
+  h += fmt::format("<p>TCP ingest from {} (iperf3 -R), {} s per measurement; need: {}.{}</p>\n", esc(targets), num(u.seconds),
+                   u.need_gbps ? num(*u.need_gbps) + " Gb/s (" + esc(u.need_source) + ")" : std::string("not given"),
+                   u.together_skipped.empty() ? "" : " All nodes together: not run, " + esc(u.together_skipped) + ".");
+  h += uplink_chart(u);
   std::vector<std::vector<std::string>> rows;
   auto shown = [](const UplinkFlows& f) { return f.status == "ok" ? num(f.gbps) : esc(f.status + ": " + f.reason); };
-  for (const auto& n : u->nodes)
+  for (const auto& n : u.nodes)
     rows.push_back({esc(n.host), esc(n.target), esc(n.path.error.empty() ? n.path.interface : "error: " + n.path.error), n.path.rdma ? "<b>yes</b>" : "no",
                     n.path.link_gbps ? num(*n.path.link_gbps) : "-", shown(n.single), shown(n.parallel), std::to_string(n.parallel.flows),
-                    u->together_skipped.empty() ? shown(n.together) : "-"});
+                    u.together_skipped.empty() ? shown(n.together) : "-"});
   return h + table({"node", "target", "interface", "data fabric", "link (Gb/s)", "1 flow", "parallel", "flows", "together"}, rows);
 }
 
-std::string transport_class(const std::string& t) {
-  if (t.find("Socket") != std::string::npos) return "tr-socket";
-  if (t.rfind("NET", 0) == 0 || t.find("CollNet") != std::string::npos) return "tr-net";
-  if (t.rfind("SHM", 0) == 0) return "tr-shm";
-  return "tr-p2p";
+// The colour of a transport, from the class the NCCL log parser decided.
+std::string css_class(const view::ChannelTransport& t) {
+  if (t.socket) return "tr-socket";
+  switch (t.transport_class) {
+    case nccl::TransportClass::net:
+    case nccl::TransportClass::collnet: return "tr-net";
+    case nccl::TransportClass::shm: return "tr-shm";
+    default: return "tr-p2p";
+  }
 }
 
 std::string nccl_section(const view::NcclAudit& a) {
@@ -313,8 +316,8 @@ std::string nccl_section(const view::NcclAudit& a) {
     for (const auto& c : r.channels) {
       std::string text, cls;
       for (const auto& t : c.transports) {
-        text += (text.empty() ? "" : "<br>") + esc(t);
-        if (cls.empty() || transport_class(t) == "tr-socket") cls = transport_class(t);
+        text += (text.empty() ? "" : "<br>") + esc(t.text);
+        if (cls.empty() || t.socket) cls = css_class(t);
       }
       h += fmt::format("<td class=\"channel {}\">{}</td>", c.transports.empty() ? "" : cls, text.empty() ? "-" : text);
     }
@@ -409,12 +412,12 @@ std::string render_html(const Report& r) {
   if (mats.empty()) h += "<p>No verbs measurements in this report (see Phases for the reason).</p>\n";
   for (const auto& m : mats) h += heatmap(m);
 
-  if (r.sections.contains("gpudirect")) {
+  if (r.gpudirect) {
     rows.clear();
-    for (const auto& c : r.sections["gpudirect"].value("comparison", nlohmann::json::array()))
-      rows.push_back({esc(c.value("pair", "")), c["host_gbps"].is_number() ? num(c["host_gbps"].get<double>()) : "-",
-                      c["gpu_gbps"].is_number() ? num(c["gpu_gbps"].get<double>()) : "-", c["ratio"].is_number() ? num(c["ratio"].get<double>()) : "-",
-                      esc(c.value("gpu_status", "") + (c.value("gpu_reason", "").empty() ? "" : ": " + c.value("gpu_reason", "")))});
+    auto figure = [](const std::optional<double>& v) { return v ? num(*v) : std::string("-"); };
+    for (const auto& c : r.gpudirect->comparison)
+      rows.push_back({esc(c.pair), figure(c.host_gbps), figure(c.gpu_gbps), figure(c.ratio),
+                      esc(c.gpu_status + (c.gpu_reason.empty() ? "" : ": " + c.gpu_reason))});
     h += "<h3>GPUDirect RDMA: GPU memory against host memory (write_bw, Gb/s)</h3>" + table({"pair", "host", "GPU", "GPU / host", "GPU status"}, rows);
   }
 
@@ -426,8 +429,8 @@ std::string render_html(const Report& r) {
   if (!scaling.empty()) h += "<h3>Scaling 1 &#8594; 2 &#8594; 4 nodes</h3>\n";
   for (const auto& c : scaling) h += scaling_chart(c);
 
-  h += r.sections.contains("uplink") ? uplink_section(view::uplink(r))
-                                     : "<h2 id=\"uplink\">Uplink</h2>\n<p>No uplink measurement in this run (on request: "
+  h += r.uplink ? uplink_section(*r.uplink)
+                : "<h2 id=\"uplink\">Uplink</h2>\n<p>No uplink measurement in this run (on request: "
                                        "<code>--phases ...,uplink --uplink-target HOST[:PORT]</code>).</p>\n";
 
   h += "<h2 id=\"nccl\">NCCL transport audit</h2>\n";

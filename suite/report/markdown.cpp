@@ -51,36 +51,36 @@ std::string field(const nlohmann::json& object, const char* key) {
 
 std::string yes_no(const nlohmann::json& v) { return v.is_boolean() ? (v.get<bool>() ? "yes" : "no") : compact(v); }
 
-std::string gbps_cell(const nlohmann::json& v) { return v.is_number() ? fmt::format("{:.3f}", v.get<double>()) : "-"; }
+std::string gbps_cell(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
 
 // The sweeps: busbw per node count at the largest size every group ran, then each sweep's peak.
-void collectives_tables(std::string& md, const nlohmann::json& c) {
-  md += fmt::format("\n## Collective sweeps ({} engine)\n\n", cell(field(c, "engine")));
-  const auto clip = c.value("clip", nlohmann::json::object());
-  if (!field(clip, "reason").empty()) md += fmt::format("Top size: {}.\n\n", cell(field(clip, "reason")));
-  const auto results = c.value("results", nlohmann::json::array());
-  if (!results.empty() && results[0].is_object() && results[0].contains("time_stat"))
+void collectives_tables(std::string& md, const CollectivesSection& c) {
+  md += fmt::format("\n## Collective sweeps ({} engine)\n\n", cell(c.engine));
+  if (!c.clip.reason.empty()) md += fmt::format("Top size: {}.\n\n", cell(c.clip.reason));
+  if (!c.results.empty())
     md += fmt::format("Time per call: {} (`--time-stat`; nccl-tests averages the ranks by default).\n\n",
-                      field(results[0], "time_stat") == "max" ? "the slowest rank's" : "the average of the ranks");
+                      c.results[0].time_stat == "max" ? "the slowest rank's" : "the average of the ranks");
   md += "| engine | op | bytes | nodes: busbw (GB/s), x of 1 node |\n|---|---|---|---|\n";
-  for (const auto& s : c.value("scaling", nlohmann::json::array())) {
+  for (const auto& s : c.scaling) {
     std::vector<std::string> groups;
-    for (const auto& g : s.value("groups", nlohmann::json::array()))
-      groups.push_back(fmt::format("{}: {}{}", compact(g["nodes"]), gbps_cell(g["busbw_GBps"]),
-                                   g["vs_one_node"].is_number() ? fmt::format(" ({:.2f}x)", g["vs_one_node"].get<double>()) : ""));
-    md += fmt::format("| {} | {} | {} | {} |\n", cell(field(s, "engine")), cell(field(s, "op")), cell(field(s, "bytes")),
-                      cell(fmt::format("{}", fmt::join(groups, "; "))));
+    for (const auto& g : s.groups)
+      groups.push_back(fmt::format("{}: {}{}", g.nodes, gbps_cell(g.busbw_GBps), g.vs_one_node ? fmt::format(" ({:.2f}x)", *g.vs_one_node) : ""));
+    md += fmt::format("| {} | {} | {} | {} |\n", cell(s.engine), cell(s.op), s.bytes, cell(fmt::format("{}", fmt::join(groups, "; "))));
   }
   md += "\n| engine | op | nodes | ranks | status | sizes | top size | busbw at top (GB/s) | peak busbw (GB/s) |\n|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& res : c.value("results", nlohmann::json::array())) {
-    const auto rows = res.value("rows", nlohmann::json::array());
-    const auto top = rows.empty() ? nlohmann::json::object() : rows.back();
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(field(res, "engine")), cell(field(res, "op")),
-                      cell(field(res, "nodes")), cell(field(res, "ranks")),
-                      cell(field(res, "status") + (field(res, "reason").empty() ? "" : ": " + field(res, "reason"))), rows.size(),
-                      cell(field(top, "bytes")), gbps_cell(top.is_object() && top.contains("out_of_place") ? top["out_of_place"]["busbw_GBps"] : nlohmann::json()),
-                      gbps_cell(res.value("peak_busbw_GBps", nlohmann::json())));
+  for (const auto& res : c.results) {
+    const CollRow* top = res.rows.empty() ? nullptr : &res.rows.back();
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(res.engine), cell(res.op), res.nodes, res.ranks,
+                      cell(res.status + (res.reason.empty() ? "" : ": " + res.reason)), res.rows.size(), top ? std::to_string(top->bytes) : "",
+                      gbps_cell(top ? std::optional(top->out_of_place.busbw_GBps) : std::nullopt), gbps_cell(std::optional(res.peak_busbw_GBps)));
   }
+}
+
+void gpudirect_table(std::string& md, const GpudirectSection& g) {
+  md += "\n## GPUDirect RDMA: GPU memory against host memory (write_bw, Gb/s)\n\n| pair | host | GPU | GPU / host | GPU status |\n|---|---|---|---|---|\n";
+  for (const auto& c : g.comparison)
+    md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(c.pair), gbps_cell(c.host_gbps), gbps_cell(c.gpu_gbps), gbps_cell(c.ratio),
+                      cell(c.gpu_status + (c.gpu_reason.empty() ? "" : ": " + c.gpu_reason)));
 }
 
 // A verbs matrix: rows send, columns receive; "x" marks no figure, "!" a cell a failing finding names.
@@ -93,22 +93,18 @@ std::string flows_cell(const UplinkFlows& f) {
   return text;
 }
 
-void uplink_table(std::string& md, const std::optional<UplinkSection>& u) {
+void uplink_table(std::string& md, const UplinkSection& u) {
   md += "\n## Uplink: TCP ingest from the storage target (Gb/s)\n\n";
-  if (!u) {
-    md += "The report's uplink section does not read as one.\n";
-    return;
-  }
-  md += fmt::format("Targets {}; {} s per measurement; need {}.{}\n\n", cell(fmt::format("{}", fmt::join(u->targets, ", "))), u->seconds,
-                    u->need_gbps ? fmt::format("{:.4g} Gb/s ({})", *u->need_gbps, cell(u->need_source)) : std::string("not given"),
-                    u->together_skipped.empty() ? "" : " All nodes together: not run, " + cell(u->together_skipped) + ".");
+  md += fmt::format("Targets {}; {} s per measurement; need {}.{}\n\n", cell(fmt::format("{}", fmt::join(u.targets, ", "))), u.seconds,
+                    u.need_gbps ? fmt::format("{:.4g} Gb/s ({})", *u.need_gbps, cell(u.need_source)) : std::string("not given"),
+                    u.together_skipped.empty() ? "" : " All nodes together: not run, " + cell(u.together_skipped) + ".");
   md += "| node | target | interface | data fabric | link (Gb/s) | 1 flow | parallel flows | flows | all together |\n|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& n : u->nodes)
+  for (const auto& n : u.nodes)
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(n.host), cell(n.target),
                       cell(n.path.error.empty() ? n.path.interface + (n.path.links.empty() ? "" : fmt::format(" ({})", fmt::join(n.path.links, "+")))
                                                 : "error: " + n.path.error),
                       n.path.rdma ? "**yes**" : "no", n.path.link_gbps ? fmt::format("{:.4g}", *n.path.link_gbps) : "-", flows_cell(n.single),
-                      flows_cell(n.parallel), n.parallel.flows, u->together_skipped.empty() ? flows_cell(n.together) : "-");
+                      flows_cell(n.parallel), n.parallel.flows, u.together_skipped.empty() ? flows_cell(n.together) : "-");
 }
 
 void matrix_table(std::string& md, const view::Matrix& m) {
@@ -134,7 +130,11 @@ void nccl_table(std::string& md, const view::NcclAudit& a) {
   md += "\n";
   for (const auto& r : a.ranks) {
     md += fmt::format("| {} | {} |", r.rank, cell(r.host));
-    for (const auto& c : r.channels) md += fmt::format(" {}{} |", cell(fmt::format("{}", fmt::join(c.transports, ", "))), c.socket_inter_node ? " !" : "");
+    for (const auto& c : r.channels) {
+      std::vector<std::string> texts;
+      for (const auto& t : c.transports) texts.push_back(t.text);
+      md += fmt::format(" {}{} |", cell(fmt::format("{}", fmt::join(texts, ", "))), c.socket_inter_node ? " !" : "");
+    }
     md += "\n";
   }
 }
@@ -192,8 +192,7 @@ std::string render_markdown(const Report& r) {
                     r.missing_ranks.empty() ? "" : fmt::format(" ({} did not answer: {})", r.missing_ranks.size(), fmt::join(r.missing_ranks, ", ")));
   md += fmt::format("| Profile | {} ({}) |\n", cell(field(r.profile, "name")), cell(field(r.profile, "origin")));
   md += fmt::format("| Built with | {} |\n", cell(fmt::format("{}", fmt::join(built, ", "))));
-  if (const auto launcher = r.sections.find("launcher"); launcher != r.sections.end() && launcher->is_object())
-    md += fmt::format("| Launched by | {} |\n", cell(describe(launcher->get<Launch>())));
+  if (r.launcher) md += fmt::format("| Launched by | {} |\n", cell(describe(*r.launcher)));
   md += fmt::format("| Command | `{}` |\n\n", cell(fmt::format("{}", fmt::join(r.command, " "))));
 
   std::map<Verdict, int> counts;
@@ -272,15 +271,9 @@ std::string render_markdown(const Report& r) {
     for (const auto& a : n.absent) md += fmt::format("| {} | {} | {} |\n", cell(n.host), cell(a.what), cell(a.reason));
 
   for (const auto& m : view::matrices(r)) matrix_table(md, m);
-  if (r.sections.contains("gpudirect")) {
-    md += "\n## GPUDirect RDMA: GPU memory against host memory (write_bw, Gb/s)\n\n| pair | host | GPU | GPU / host | GPU status |\n|---|---|---|---|---|\n";
-    for (const auto& c : r.sections["gpudirect"].value("comparison", nlohmann::json::array()))
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(field(c, "pair")), gbps_cell(c.value("host_gbps", nlohmann::json())),
-                        gbps_cell(c.value("gpu_gbps", nlohmann::json())), gbps_cell(c.value("ratio", nlohmann::json())),
-                        cell(field(c, "gpu_status") + (field(c, "gpu_reason").empty() ? "" : ": " + field(c, "gpu_reason"))));
-  }
-  if (r.sections.contains("collectives")) collectives_tables(md, r.sections["collectives"]);
-  if (r.sections.contains("uplink")) uplink_table(md, view::uplink(r));
+  if (r.gpudirect) gpudirect_table(md, *r.gpudirect);
+  if (r.collectives) collectives_tables(md, *r.collectives);
+  if (r.uplink) uplink_table(md, *r.uplink);
   if (const auto audit = view::nccl_audit(r); audit.present) nccl_table(md, audit);
 
   md += "\n## Rank map\n\n| rank | host | local rank | GPU |\n|---|---|---|---|\n";

@@ -49,7 +49,6 @@ std::optional<double> epoch_seconds(const std::string& utc) {  // "2026-11-29T17
   return static_cast<double>(timegm(&tm));
 }
 
-std::string str(const json& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; }
 
 }  // namespace
 
@@ -71,49 +70,46 @@ std::string render_prometheus(const Report& r) {
 
   Family bandwidth("fabricproof_verbs_bandwidth_bytes_per_second", "RDMA bandwidth of a verbs test between two endpoints (src sends to dst).");
   Family latency("fabricproof_verbs_latency_seconds", "RDMA WRITE ping-pong latency of a pair, one way, by statistic (min, p50, p99, max over the samples).");
-  if (const auto it = r.sections.find("verbs"); it != r.sections.end() && it->is_object()) {
-    const auto& endpoints = it->value("endpoints", json::array());
-    auto label = [&](const json& index) {
-      if (!index.is_number_integer() || index.get<int>() < 0 || static_cast<size_t>(index.get<int>()) >= endpoints.size()) return std::string("?");
-      const auto& e = endpoints[index.get<size_t>()];
-      return str(e, "host") + "/" + str(e, "device") + (e.contains("port") ? ":" + e["port"].dump() : "");
+  if (r.verbs) {
+    const auto& endpoints = r.verbs->endpoints;
+    auto label = [&](int index) {
+      if (index < 0 || static_cast<size_t>(index) >= endpoints.size()) return std::string("?");
+      const auto& e = endpoints[static_cast<size_t>(index)];
+      return fmt::format("{}/{}:{}", e.host, e.device, e.port);
     };
-    for (const auto& pair : it->value("pairs", json::array()))
-      for (const auto& t : pair.value("tests", json::array())) {
-        if (str(t, "status") != "ok") continue;
-        const std::map<std::string, std::string> labels = {{"test", str(t, "test")}, {"src", label(t.value("from", json()))}, {"dst", label(t.value("to", json()))}};
-        if (t.contains("gbps") && t["gbps"].is_number()) bandwidth.add(labels, t["gbps"].get<double>() * 1e9 / 8);
-        if (t.contains("latency") && t["latency"].is_object())
+    for (const auto& pair : r.verbs->pairs)
+      for (const auto& t : pair.tests) {
+        if (t.status != "ok") continue;
+        const std::map<std::string, std::string> labels = {{"test", t.test}, {"src", label(t.from)}, {"dst", label(t.to)}};
+        if (t.gbps) bandwidth.add(labels, *t.gbps * 1e9 / 8);
+        if (t.latency)
           // "stat", not "quantile": Prometheus reserves quantile for summaries, and this is a gauge.
-          for (const auto& [stat, key] : std::map<std::string, std::string>{{"min", "min_usec"}, {"p50", "p50_usec"}, {"p99", "p99_usec"}, {"max", "max_usec"}})
-            if (t["latency"].contains(key) && t["latency"][key].is_number()) {
-              auto l = labels;
-              l["stat"] = stat;
-              latency.add(l, t["latency"][key].get<double>() * 1e-6);
-            }
+          for (const auto& [stat, usec] : std::map<std::string, double>{
+                   {"min", t.latency->min_usec}, {"p50", t.latency->p50_usec}, {"p99", t.latency->p99_usec}, {"max", t.latency->max_usec}}) {
+            auto l = labels;
+            l["stat"] = stat;
+            latency.add(l, usec * 1e-6);
+          }
       }
   }
   Family busbw("fabricproof_collective_busbw_bytes_per_second", "Bus bandwidth of a collective (nccl-tests' busbw), out of place, by size.");
-  if (const auto it = r.sections.find("collectives"); it != r.sections.end() && it->is_object())
-    for (const auto& res : it->value("results", json::array()))
-      for (const auto& row : res.value("rows", json::array()))
-        if (row.contains("out_of_place") && row["out_of_place"].is_object() && row["out_of_place"].contains("busbw_GBps") &&
-            row["out_of_place"]["busbw_GBps"].is_number())
-          busbw.add({{"engine", str(res, "engine")}, {"op", str(res, "op")}, {"nodes", res.value("nodes", json(0)).dump()},
-                     {"bytes", row.value("bytes", json(0)).dump()}},
-                    row["out_of_place"]["busbw_GBps"].get<double>() * 1e9);
+  if (r.collectives)
+    for (const auto& res : r.collectives->results)
+      for (const auto& row : res.rows)
+        busbw.add({{"engine", res.engine}, {"op", res.op}, {"nodes", std::to_string(res.nodes)}, {"bytes", std::to_string(row.bytes)}},
+                  row.out_of_place.busbw_GBps * 1e9);
   Family connections("fabricproof_nccl_connections", "NCCL connections by transport (NET/IB, NET/Socket, P2P, SHM) as the NCCL_DEBUG log names them.");
   Family fallback("fabricproof_nccl_socket_fallback", "1 when a connection between nodes used NET/Socket (NCCL fell back to TCP), 0 when none did.");
-  if (const auto it = r.sections.find("nccl_audit"); it != r.sections.end() && it->is_object()) {
+  if (r.nccl_audit) {
     std::map<std::string, double> by_transport;
-    for (const auto& c : it->value("connections", json::array())) by_transport[str(c, "transport")] += c.value("count", 1.0);
+    for (const auto& c : r.nccl_audit->facts.connections) by_transport[c.transport] += static_cast<double>(c.count);
     for (const auto& [t, n] : by_transport) connections.add({{"transport", t}}, n);
-    if (it->contains("socket_fallback") && (*it)["socket_fallback"].is_boolean()) fallback.add({}, (*it)["socket_fallback"].get<bool>() ? 1 : 0);
+    if (const auto& f = r.nccl_audit->facts.socket_fallback) fallback.add({}, *f ? 1 : 0);
   }
   Family uplink("fabricproof_uplink_ingest_bytes_per_second",
                 "TCP ingest of a node from the uplink target (iperf3 -R): test single (1 flow), parallel (alone) or together (all nodes at once).");
-  if (const auto u = view::uplink(r))
-    for (const auto& n : u->nodes) {
+  if (r.uplink)
+    for (const auto& n : r.uplink->nodes) {
       const std::pair<const char*, const UplinkFlows*> tests[] = {{"single", &n.single}, {"parallel", &n.parallel}, {"together", &n.together}};
       for (const auto& [test, f] : tests)
         if (f->status == "ok")

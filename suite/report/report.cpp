@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <type_traits>
 
 namespace fabricproof {
 
@@ -66,12 +67,22 @@ void to_json(nlohmann::json& j, const Report& r) {
     j["finished_at"] = r.finished_at;
   else
     j["in_flight"] = r.in_flight.value_or(InFlight{});
-  for (const auto& [name, section] : r.sections.items()) j[name] = section;
+  auto put = [&](const char* name, const auto& section) {
+    if (section) j[name] = *section;
+  };
+  put("launcher", r.launcher);
+  put("verbs", r.verbs);
+  put("gpudirect", r.gpudirect);
+  put("collectives", r.collectives);
+  put("nccl_audit", r.nccl_audit);
+  put("uplink", r.uplink);
+  for (const auto& [name, section] : r.other_sections.items()) j[name] = section;
 }
 
 void from_json(const nlohmann::json& j, Report& r) {
-  static const std::vector<std::string> kCore = {"schema", "verdict", "started_at", "finished_at", "in_flight", "command", "profile",
-                                                 "build", "world_size", "missing_ranks", "rank_map", "nodes", "findings", "phases"};
+  static const std::vector<std::string> kKnown = {"schema",  "verdict",   "started_at", "finished_at", "in_flight", "command",     "profile",
+                                                  "build",   "world_size", "missing_ranks", "rank_map", "nodes",    "findings",    "phases",
+                                                  "launcher", "verbs",     "gpudirect",  "collectives", "nccl_audit", "uplink"};
   r.schema = j.at("schema").get<std::string>();
   r.finished = j.at("verdict") != "incomplete";
   if (r.finished) r.verdict = j.at("verdict").get<Verdict>();
@@ -88,9 +99,18 @@ void from_json(const nlohmann::json& j, Report& r) {
   r.findings = j.value("findings", std::vector<Finding>{});
   r.phases = j.value("phases", std::vector<PhaseRecord>{});
   if (!r.finished) r.verdict = r.overall();
-  r.sections = nlohmann::json::object();
+  auto take = [&](const char* name, auto& section) {
+    if (const auto it = j.find(name); it != j.end() && !it->is_null()) section = it->get<typename std::decay_t<decltype(section)>::value_type>();
+  };
+  take("launcher", r.launcher);
+  take("verbs", r.verbs);
+  take("gpudirect", r.gpudirect);
+  take("collectives", r.collectives);
+  take("nccl_audit", r.nccl_audit);
+  take("uplink", r.uplink);
+  r.other_sections = nlohmann::json::object();
   for (const auto& [name, value] : j.items())
-    if (std::find(kCore.begin(), kCore.end(), name) == kCore.end()) r.sections[name] = value;
+    if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end()) r.other_sections[name] = value;
 }
 
 void set_cluster(Report& report, const ClusterFacts& cluster) {

@@ -5,8 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "core/collective_model.hpp"
 #include "core/finding.hpp"
+#include "core/gpudirect_rules.hpp"
 #include "core/inventory.hpp"
+#include "core/launch.hpp"
+#include "core/uplink_model.hpp"
+#include "core/verbs_model.hpp"
+#include "nccl_log/audit.hpp"
 
 namespace fabricproof {
 
@@ -52,7 +58,16 @@ struct Report {
   std::vector<NodeFacts> nodes;
   std::vector<Finding> findings;
   std::vector<PhaseRecord> phases;
-  nlohmann::json sections = nlohmann::json::object();  // later phases: verbs, collectives, ...
+  // The sections of the phases that ran (and the launcher); absent when a phase did not run. JSON
+  // meets them only in to_json/from_json: every writer reads these types.
+  std::optional<Launch> launcher;
+  std::optional<VerbsSection> verbs;
+  std::optional<GpudirectSection> gpudirect;
+  std::optional<CollectivesSection> collectives;
+  std::optional<nccl::AuditSection> nccl_audit;
+  std::optional<UplinkSection> uplink;
+  // Top-level keys this version does not know (a newer writer's sections), kept as they were.
+  nlohmann::json other_sections = nlohmann::json::object();
 
   // Verdict of the whole run: the worst finding or phase; skips alone do not fail a run.
   Verdict overall() const;

@@ -7,7 +7,6 @@
 
 #include "core/collective_rules.hpp"
 #include "core/hints.hpp"
-#include "core/profile.hpp"
 
 namespace fabricproof::view {
 namespace {
@@ -58,14 +57,6 @@ size_t step_of(const Finding& f) {
   return best;
 }
 
-Profile profile_of(const Report& r) {
-  if (r.profile.is_object() && r.profile.contains("document")) {
-    auto loaded = load_profile_text(json_text(r.profile["document"]), "report.profile.document");
-    if (loaded.profile) return *loaded.profile;
-  }
-  return default_profile();
-}
-
 // "a -> b (test)" or "a <-> b (test)": the two labels and the test, for marking matrix cells.
 struct PairSubject {
   std::string a, b, test;
@@ -91,27 +82,20 @@ std::optional<PairSubject> pair_subject(const std::string& subject) {
   return p;
 }
 
-Matrix matrix_from(const json& section, const std::string& test, const std::string& title_prefix, const char* finding_prefix,
+Matrix matrix_from(const VerbsSection& section, const std::string& test, const std::string& title_prefix, const char* finding_prefix,
                    const std::vector<Finding>& findings) {
+  const VerbsMatrix vm = verbs_matrix(section, test);
   Matrix m;
-  const auto& mj = section["matrix"];
   m.test = test;
   m.lower_is_better = contains(test, "lat");
-  m.title = fmt::format("{}{} ({})", title_prefix, test, mj[test].value("unit", std::string()));
-  m.labels = mj.value("labels", std::vector<std::string>());
+  m.title = fmt::format("{}{} ({})", title_prefix, test, vm.unit);
+  m.labels = vm.labels;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < m.labels.size(); ++i) index[m.labels[i]] = i;
-  const auto& rows = mj[test]["cells"];
-  for (size_t i = 0; i < m.labels.size(); ++i) {
-    std::vector<MatrixCell> row(m.labels.size());
-    for (size_t k = 0; k < m.labels.size(); ++k) {
-      const json cell = i < rows.size() && k < rows[i].size() ? rows[i][k] : json();
-      row[k].diagonal = i == k;
-      if (cell.is_number()) row[k].value = cell.get<double>();
-      else if (cell.is_object()) row[k].reason = cell.value("reason", std::string("no figure"));
-      else if (i != k) row[k].reason = "not measured";
-    }
-    m.cells.push_back(row);
+  for (const auto& row : vm.cells) {
+    std::vector<MatrixCell> cells;
+    for (const auto& c : row) cells.push_back({c.value, c.reason, c.diagonal, false});
+    m.cells.push_back(cells);
   }
   for (const auto& f : findings) {
     if (f.verdict < Verdict::warn || f.id.rfind(finding_prefix, 0) != 0) continue;
@@ -123,6 +107,10 @@ Matrix matrix_from(const json& section, const std::string& test, const std::stri
     if (p->both_ways) m.cells[b->second][a->second].flagged = true;
   }
   return m;
+}
+
+bool has_test(const VerbsSection& s, const std::string& test) {
+  return std::find(s.options.tests.begin(), s.options.tests.end(), test) != s.options.tests.end();
 }
 
 }  // namespace
@@ -158,30 +146,24 @@ std::vector<Component> components(const Report& report) {
 
 std::vector<Matrix> matrices(const Report& report) {
   std::vector<Matrix> out;
-  const auto& s = report.sections;
-  if (s.contains("verbs") && s["verbs"].contains("matrix"))
+  if (report.verbs)
     for (const char* test : {"write_bw", "write_bw_bidir", "send_bw", "write_lat"})
-      if (s["verbs"]["matrix"].contains(test)) out.push_back(matrix_from(s["verbs"], test, "", "verbs_", report.findings));
-  if (s.contains("gpudirect"))
-    for (const char* memory : {"host", "gpu"}) {
-      const auto& m = s["gpudirect"].value(memory, json::object());
-      if (m.contains("matrix") && m["matrix"].contains("write_bw"))
-        out.push_back(matrix_from(m, "write_bw", fmt::format("GPUDirect, {} memory: ", memory), "gpudirect_", report.findings));
-    }
+      if (has_test(*report.verbs, test)) out.push_back(matrix_from(*report.verbs, test, "", "verbs_", report.findings));
+  if (report.gpudirect)
+    for (const auto& [memory, section] : {std::pair{"host", &report.gpudirect->host}, std::pair{"gpu", &report.gpudirect->gpu}})
+      if (has_test(*section, "write_bw"))
+        out.push_back(matrix_from(*section, "write_bw", fmt::format("GPUDirect, {} memory: ", memory), "gpudirect_", report.findings));
   return out;
 }
 
 std::vector<SweepChart> sweeps(const Report& report) {
   std::vector<SweepChart> out;
-  if (!report.sections.contains("collectives")) return out;
-  for (const auto& res : report.sections["collectives"].value("results", json::array())) {
-    const std::string engine = res.value("engine", ""), op = res.value("op", "");
-    auto chart = std::find_if(out.begin(), out.end(), [&](const SweepChart& c) { return c.engine == engine && c.op == op; });
-    if (chart == out.end()) chart = out.insert(out.end(), SweepChart{engine, op, {}});
-    Series series{res.value("nodes", 0), res.value("ranks", 0), {}};
-    for (const auto& row : res.value("rows", json::array()))
-      if (row.contains("out_of_place") && row["out_of_place"].contains("busbw_GBps"))
-        series.points.emplace_back(row.value("bytes", 0.0), row["out_of_place"].value("busbw_GBps", 0.0));
+  if (!report.collectives) return out;
+  for (const auto& res : report.collectives->results) {
+    auto chart = std::find_if(out.begin(), out.end(), [&](const SweepChart& c) { return c.engine == res.engine && c.op == res.op; });
+    if (chart == out.end()) chart = out.insert(out.end(), SweepChart{res.engine, res.op, {}});
+    Series series{res.nodes, res.ranks, {}};
+    for (const auto& row : res.rows) series.points.emplace_back(static_cast<double>(row.bytes), row.out_of_place.busbw_GBps);
     chart->series.push_back(series);
   }
   return out;
@@ -189,22 +171,10 @@ std::vector<SweepChart> sweeps(const Report& report) {
 
 std::vector<ScalingChart> scaling(const Report& report) {
   std::vector<ScalingChart> out;
-  if (!report.sections.contains("collectives")) return out;
-  const auto& c = report.sections["collectives"];
-  const Profile profile = profile_of(report);
-  ClusterFacts cluster;
-  cluster.nodes = report.nodes;
-  for (const auto& s : c.value("scaling", json::array())) {
-    ScalingChart chart{s.value("engine", ""), s.value("op", ""), s.value("bytes", 0.0), {}};
-    for (const auto& g : s.value("groups", json::array())) {
-      ScalingPoint p;
-      p.nodes = g.value("nodes", 0);
-      if (g.contains("busbw_GBps") && g["busbw_GBps"].is_number()) p.busbw_GBps = g["busbw_GBps"].get<double>();
-      for (const auto& res : c.value("results", json::array()))
-        if (res.value("engine", "") == chart.engine && res.value("op", "") == chart.op && res.value("nodes", 0) == p.nodes && p.nodes > 1)
-          p.ceiling_GBps = nic_ceiling_GBps(res.value("hosts", std::vector<std::string>()), cluster, profile);
-      chart.points.push_back(p);
-    }
+  if (!report.collectives) return out;
+  for (const auto& s : report.collectives->scaling) {
+    ScalingChart chart{s.engine, s.op, static_cast<double>(s.bytes), {}};
+    for (const auto& g : s.groups) chart.points.push_back({g.nodes, g.busbw_GBps, g.nic_ceiling_GBps});
     out.push_back(chart);
   }
   return out;
@@ -212,42 +182,29 @@ std::vector<ScalingChart> scaling(const Report& report) {
 
 NcclAudit nccl_audit(const Report& report) {
   NcclAudit a;
-  if (!report.sections.contains("nccl_audit")) return a;
-  const auto& j = report.sections["nccl_audit"];
+  if (!report.nccl_audit) return a;
+  const auto& facts = report.nccl_audit->facts;
   a.present = true;
-  a.socket_fallback = j.value("socket_fallback", false);
-  if (j.contains("nccl_version") && j["nccl_version"].is_string()) a.version = j["nccl_version"].get<std::string>();
+  a.socket_fallback = facts.socket_fallback.value_or(false);
+  a.version = facts.version.value_or("");
   std::map<int, RankRow> rows;
-  for (const auto& c : j.value("connections", json::array())) {
-    if (!c.contains("rank") || !c["rank"].is_number_integer() || !c.contains("channel") || !c["channel"].is_number_integer()) continue;
-    const int rank = c["rank"].get<int>(), channel = c["channel"].get<int>();
-    if (channel < 0 || channel > 1024) continue;
-    auto& row = rows[rank];
-    row.rank = rank;
-    if (row.host.empty() && c.contains("host") && c["host"].is_string()) row.host = c["host"].get<std::string>();
-    if (row.channels.size() <= static_cast<size_t>(channel)) row.channels.resize(static_cast<size_t>(channel) + 1);
-    auto& cell = row.channels[static_cast<size_t>(channel)];
-    const std::string transport = c.value("transport", std::string("?"));
-    if (std::find(cell.transports.begin(), cell.transports.end(), transport) == cell.transports.end()) cell.transports.push_back(transport);
-    const bool inter = !c.contains("inter_node") || !c["inter_node"].is_boolean() || c["inter_node"].get<bool>();
-    if (contains(transport, "Socket") && inter) cell.socket_inter_node = true;
-    a.channels = std::max(a.channels, channel + 1);
+  for (const auto& c : facts.connections) {
+    if (c.channel < 0 || c.channel > 1024) continue;
+    auto& row = rows[c.rank];
+    row.rank = c.rank;
+    if (row.host.empty()) row.host = c.host;
+    if (row.channels.size() <= static_cast<size_t>(c.channel)) row.channels.resize(static_cast<size_t>(c.channel) + 1);
+    auto& cell = row.channels[static_cast<size_t>(c.channel)];
+    if (std::none_of(cell.transports.begin(), cell.transports.end(), [&](const ChannelTransport& t) { return t.text == c.transport; }))
+      cell.transports.push_back({c.transport, c.transport_class, c.socket()});
+    if (c.socket() && c.inter_node.value_or(true)) cell.socket_inter_node = true;
+    a.channels = std::max(a.channels, c.channel + 1);
   }
   for (auto& [rank, row] : rows) {
     row.channels.resize(static_cast<size_t>(a.channels));
     a.ranks.push_back(row);
   }
   return a;
-}
-
-std::optional<UplinkSection> uplink(const Report& report) {
-  const auto it = report.sections.find("uplink");
-  if (it == report.sections.end() || !it->is_object()) return std::nullopt;
-  try {
-    return it->get<UplinkSection>();
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
 }
 
 }  // namespace fabricproof::view

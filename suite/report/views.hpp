@@ -81,8 +81,13 @@ struct ScalingChart {
 std::vector<ScalingChart> scaling(const Report& report);
 
 // The NCCL transport audit per rank and channel: the transports each rank's channel used.
+struct ChannelTransport {
+  std::string text;  // as NCCL printed it: NET/IB/0/GDRDMA, P2P/IPC, ...
+  nccl::TransportClass transport_class = nccl::TransportClass::other;
+  bool socket = false;
+};
 struct ChannelCell {
-  std::vector<std::string> transports;  // distinct, in order of appearance
+  std::vector<ChannelTransport> transports;  // distinct, in order of appearance
   bool socket_inter_node = false;       // the finding the audit exists for
 };
 struct RankRow {
@@ -98,9 +103,5 @@ struct NcclAudit {
   std::vector<RankRow> ranks;
 };
 NcclAudit nccl_audit(const Report& report);
-
-// The uplink section, typed; nullopt when the run has none (or it does not read as one: the
-// writers then say so rather than guess).
-std::optional<UplinkSection> uplink(const Report& report);
 
 }  // namespace fabricproof::view

@@ -35,7 +35,7 @@ void nccl_log(std::string_view text) {
   const auto facts = nccl::parse_text(text);
   const auto findings = nccl::audit(facts, {true});
   check(!findings.empty());  // a log without transport lines is an error finding, never silence
-  check(!json_text(nccl::audit_json(facts, findings)).empty());
+  check(!json_text(nlohmann::json(nccl::AuditSection{facts, findings})).empty());
   check(!nccl::audit_table(facts, findings).empty());
 }
 

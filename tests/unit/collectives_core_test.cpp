@@ -326,12 +326,18 @@ TEST(CollectiveRules, WrongElementsAndErrorsFail) {
 }
 
 TEST(CollectiveRules, ScalingTableHasOneEntryPerEngineAndOp) {
-  const auto table = scaling_table({result("mpi", 1, {{1 << 20, 4}}), result("mpi", 2, {{1 << 20, 1}}), result("mpi", 4, {{1 << 20, 2}})});
+  const auto table = scaling_table({result("mpi", 1, {{1 << 20, 4}}), result("mpi", 2, {{1 << 20, 1}}), result("mpi", 4, {{1 << 20, 2}})},
+                                   four_nodes(2, 200), default_profile());
   ASSERT_EQ(table.size(), 1u);
-  EXPECT_EQ(table[0]["bytes"], 1 << 20);
-  ASSERT_EQ(table[0]["groups"].size(), 3u);
-  EXPECT_EQ(table[0]["groups"][2]["nodes"], 4);
-  EXPECT_DOUBLE_EQ(table[0]["groups"][1]["vs_one_node"].get<double>(), 0.25);
+  EXPECT_EQ(table[0].bytes, 1u << 20);
+  ASSERT_EQ(table[0].groups.size(), 3u);
+  EXPECT_EQ(table[0].groups[2].nodes, 4);
+  ASSERT_TRUE(table[0].groups[1].vs_one_node.has_value());
+  EXPECT_DOUBLE_EQ(*table[0].groups[1].vs_one_node, 0.25);
+  // The NIC ceiling is decided here, for every writer: 2 NICs x 200 Gb/s / 8 per node; none for one node.
+  EXPECT_FALSE(table[0].groups[0].nic_ceiling_GBps.has_value());
+  ASSERT_TRUE(table[0].groups[2].nic_ceiling_GBps.has_value());
+  EXPECT_DOUBLE_EQ(*table[0].groups[2].nic_ceiling_GBps, 50.0);
 }
 
 TEST(CollectiveRows, PrintLikeNcclTests) {

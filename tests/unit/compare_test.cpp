@@ -39,7 +39,7 @@ Report report(double a_to_b_gbps, double busbw_8m, const std::string& node2_guid
     if (t.test == "write_lat") t.latency = LatencyStats{1.0, 1.1, 1.1, 1.4, 2.0, 1000};
   }
   v.pairs = {p};
-  r.sections["verbs"] = verbs_section_json(v);
+  r.verbs = v;
   CollResult res;
   res.engine = "nccl";
   res.op = "allreduce";
@@ -51,7 +51,8 @@ Report report(double a_to_b_gbps, double busbw_8m, const std::string& node2_guid
     row.out_of_place.busbw_GBps = bytes == (8ull << 20) ? busbw_8m : 1.0;
     res.rows.push_back(row);
   }
-  r.sections["collectives"] = {{"results", nlohmann::json::array({res})}};
+  r.collectives = CollectivesSection{};
+  r.collectives->results = {res};
   return r;
 }
 
@@ -88,9 +89,7 @@ TEST(Compare, SlowerPairFailsAndFasterPasses) {
 TEST(Compare, MissingNodeFailsAndItsMeasurementsAreNotMeasured) {
   auto next = report(190, 40);
   next.nodes.pop_back();
-  auto verbs = verbs_section_from_json(next.sections["verbs"]);
-  verbs.pairs.clear();
-  next.sections["verbs"] = verbs_section_json(verbs);
+  next.verbs->pairs.clear();
   const auto findings = compare_reports(report(190, 40), next, 0.05);
   EXPECT_EQ(with_id_and_subject(findings, "compare_node", "node2").at(0).verdict, Verdict::fail);
   for (const auto& f : with_id(findings, "compare_verbs")) EXPECT_EQ(f.verdict, Verdict::warn) << f.subject;

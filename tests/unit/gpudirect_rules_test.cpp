@@ -77,9 +77,10 @@ TEST(GpudirectRules, HostFailureLeavesNothingToCompare) {
 TEST(GpudirectRules, ComparisonRowsCarryBothFigures) {
   const auto rows = gpudirect_comparison(section(200, 100), section(180, std::nullopt));
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_DOUBLE_EQ(rows[0]["ratio"].get<double>(), 0.9);
-  EXPECT_TRUE(rows[1]["ratio"].is_null());
-  EXPECT_EQ(rows[1]["gpu_status"], "error");
+  ASSERT_TRUE(rows[0].ratio.has_value());
+  EXPECT_DOUBLE_EQ(*rows[0].ratio, 0.9);
+  EXPECT_FALSE(rows[1].ratio.has_value());
+  EXPECT_EQ(rows[1].gpu_status, "error");
 }
 
 }  // namespace

@@ -150,10 +150,10 @@ TEST(NcclParser, HandWrittenLinesOfEveryEra) {
   ASSERT_EQ(f.connections.size(), 6u);
   EXPECT_EQ(f.connections[1].rank, 2) << "a receive line is printed by the right-hand rank";
   EXPECT_EQ(f.connections[1].peer, 6);
-  EXPECT_EQ(f.connections[2].transport_class, "SHM");
+  EXPECT_EQ(f.connections[2].transport_class, nccl::TransportClass::shm);
   EXPECT_EQ(f.connections[3].proxy_rank, 7);
   EXPECT_EQ(f.connections[4].peer, std::nullopt);
-  EXPECT_EQ(f.connections[4].transport_class, "COLLNET");
+  EXPECT_EQ(f.connections[4].transport_class, nccl::TransportClass::collnet);
   EXPECT_EQ(f.connections[5].transport, "P2P/IPC");
 }
 

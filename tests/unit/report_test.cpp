@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/collective_model.hpp"
+#include "core/collective_rules.hpp"
 #include "core/inventory_rules.hpp"
 #include "core/verbs_model.hpp"
 #include "facts.hpp"
@@ -33,7 +34,7 @@ Report sample_report() {
   set_cluster(r, c);
   r.findings = check_inventory(c, default_profile(), {});
   r.phases = {{"inventory", Verdict::fail, "", 1.5}, {"verbs", Verdict::skip, "no RDMA device on any node", 0}};
-  r.sections["verbs"] = {{"matrix", nlohmann::json::array()}};
+  r.verbs = VerbsSection{};
   r.verdict = r.overall();
   return r;
 }
@@ -183,10 +184,10 @@ Report visual_report() {
     }
     v.pairs.push_back(p);
   }
-  r.sections["verbs"] = verbs_section_json(v);
+  r.verbs = v;
   r.findings.push_back({"verbs_pair_outlier", "node1/mlx5_0 -> node3/mlx5_0 (write_bw)", Verdict::fail, 90.0, 190.0, "outlier", "(1) MTU first"});
   r.findings.push_back({"verbs_pair_error", "node2/mlx5_0 <-> node3/mlx5_0 (write_bw)", Verdict::fail, "error", "ok", "completes", "cable"});
-  nlohmann::json results = nlohmann::json::array();
+  std::vector<CollResult> results;
   for (int nodes : {1, 2}) {
     CollResult res;
     res.engine = "nccl";
@@ -202,15 +203,30 @@ Report visual_report() {
     }
     results.push_back(res);
   }
-  r.sections["collectives"] = {{"engine", "nccl"}, {"results", results},
-                               {"scaling", nlohmann::json::array({{{"engine", "nccl"}, {"op", "allreduce"}, {"bytes", 1 << 20},
-                                                                   {"groups", nlohmann::json::array({{{"nodes", 1}, {"busbw_GBps", 20.0}},
-                                                                                                     {{"nodes", 2}, {"busbw_GBps", 10.0}}})}}})}};
-  r.sections["nccl_audit"] = {{"socket_fallback", true}, {"nccl_version", "2.19.3"},
-                              {"connections", nlohmann::json::array({
-                                  {{"rank", 0}, {"peer", 1}, {"channel", 0}, {"transport", "NET/IB/0/GDRDMA"}, {"host", "node1"}, {"inter_node", true}},
-                                  {{"rank", 0}, {"peer", 1}, {"channel", 1}, {"transport", "NET/IB/1/GDRDMA"}, {"host", "node1"}, {"inter_node", true}},
-                                  {{"rank", 1}, {"peer", 0}, {"channel", 1}, {"transport", "NET/Socket/0"}, {"host", "<script>x</script>"}, {"inter_node", true}}})}};
+  CollectivesSection collectives;
+  collectives.engine = "nccl";
+  collectives.results = results;
+  ClusterFacts cluster;
+  cluster.nodes = r.nodes;
+  collectives.scaling = scaling_table(results, cluster, default_profile());  // as the phase derives it
+  r.collectives = collectives;
+  nccl::AuditSection audit;
+  audit.facts.socket_fallback = true;
+  audit.facts.version = "2.19.3";
+  auto connection = [](int rank, int peer, int channel, const std::string& transport, const std::string& host) {
+    nccl::Connection c;
+    c.rank = rank;
+    c.peer = peer;
+    c.channel = channel;
+    c.transport = transport;
+    c.transport_class = nccl::transport_class_of(transport);
+    c.host = host;
+    c.inter_node = true;
+    return c;
+  };
+  audit.facts.connections = {connection(0, 1, 0, "NET/IB/0/GDRDMA", "node1"), connection(0, 1, 1, "NET/IB/1/GDRDMA", "node1"),
+                             connection(1, 0, 1, "NET/Socket/0", "<script>x</script>")};
+  r.nccl_audit = audit;
   return r;
 }
 
@@ -300,8 +316,11 @@ TEST(Report, RealLabReportRoundTripsUnchanged) {
   const auto original = nlohmann::json::parse(read_fixture("reports/lab-rate-fault.json"));
   const nlohmann::json again(original.get<Report>());
   const auto differences = nlohmann::json::diff(original, again);
+  // Fields newer than the fixture read back as their defaults: the sweep's time statistic (the
+  // rows of older reports are the slowest rank's: "max"), the verbs traffic class and window.
   const std::vector<std::string> newer = {"/qos/dcb", "/default_route_interface", "/interfaces", "/launch_node_address", "/launch_route_interface",
-                                           "/qos/default_roce_mode", "/qos/default_roce_tos", "/qos/rdma_cm_unread"};
+                                           "/qos/default_roce_mode", "/qos/default_roce_tos", "/qos/rdma_cm_unread", "/time_stat",
+                                           "/nccl_logs_missing", "/options/margin_s", "/options/traffic_class", "/options/traffic_class_source"};
   for (const auto& d : differences) {
     const auto path = d.at("path").get<std::string>();
     const bool allowed = d.at("op") == "add" && std::any_of(newer.begin(), newer.end(), [&](const std::string& n) {
@@ -313,16 +332,14 @@ TEST(Report, RealLabReportRoundTripsUnchanged) {
 
 TEST(Views, GpudirectHostAndGpuMatricesAreDrawnWithTheirFindings) {
   Report r = visual_report();
-  const nlohmann::json verbs = r.sections["verbs"];
-  r.sections["gpudirect"] = {{"host", verbs}, {"gpu", verbs}, {"registrations", nlohmann::json::array()}, {"comparison", nlohmann::json::array()}};
+  r.gpudirect = GpudirectSection{*r.verbs, *r.verbs, {}, {}};
   r.findings.push_back({"gpudirect_ratio", "node1/mlx5_0 -> node2/mlx5_0", Verdict::fail, 0.4, 0.8, "gpu/host", "nvidia-peermem"});
   const auto all = view::matrices(r);
   ASSERT_EQ(all.size(), 4u + 2u) << "the verbs matrices, then GPUDirect host and GPU write_bw";
   EXPECT_EQ(all[4].title, "GPUDirect, host memory: write_bw (Gb/s)");
   EXPECT_TRUE(all[5].cells[0][1].flagged) << "a gpudirect finding without a test names the pair in both matrices";
   EXPECT_FALSE(all[5].cells[1][0].flagged);
-  r.sections["gpudirect"]["comparison"] = nlohmann::json::array(
-      {{{"pair", "node1/mlx5_0 -> node2/mlx5_0"}, {"host_gbps", 190.0}, {"gpu_gbps", 76.0}, {"ratio", 0.4}, {"gpu_status", "ok"}, {"gpu_reason", ""}}});
+  r.gpudirect->comparison = {{"node1/mlx5_0 -> node2/mlx5_0", 190.0, 76.0, 0.4, "ok", ""}};
   EXPECT_NE(render_markdown(r).find("| node1/mlx5_0 -> node2/mlx5_0 | 190.000 | 76.000 | 0.400 | ok |"), std::string::npos);
   EXPECT_NE(render_html(r).find("<td>0.4</td>"), std::string::npos);
 }

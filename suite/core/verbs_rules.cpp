@@ -65,10 +65,19 @@ Finding make(std::string id, std::string subject, Verdict v, json measured, json
   return Finding{std::move(id), std::move(subject), v, std::move(measured), std::move(expected), std::move(rule), std::move(hint)};
 }
 
-std::string numbered(const std::vector<std::string>& items) {
+std::string numbered(const std::vector<Cause>& causes) {
   std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += fmt::format("{}({}) {}", i ? " " : "", i + 1, items[i]);
+  for (size_t i = 0; i < causes.size(); ++i) out += fmt::format("{}({}) {}", i ? " " : "", i + 1, causes[i].text);
   return out;
+}
+
+// A finding whose hint is a diagnosis: its triage step is the first cause's.
+Finding diagnosed(Finding f, const std::vector<Cause>& causes) {
+  if (f.verdict != Verdict::pass && !causes.empty()) {
+    f.hint = numbered(causes);
+    f.triage = causes.front().step;
+  }
+  return f;
 }
 
 std::string error_hint(const std::string& reason) {
@@ -87,33 +96,33 @@ std::optional<double> latency_limit(const Profile& p, const std::string& link_la
 
 }  // namespace
 
-std::vector<std::string> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b, const ClusterFacts& cluster,
-                                       const PairResult* pair) {
-  std::vector<std::string> found;
+std::vector<Cause> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b, const ClusterFacts& cluster, const PairResult* pair) {
+  std::vector<Cause> found;
+  auto add = [&](TriageStep step, std::string text) { found.push_back({step, std::move(text)}); };
   const Located la = locate(cluster, a), lb = locate(cluster, b);
   // (1) MTU
   if (a.active_mtu && b.active_mtu && *a.active_mtu != *b.active_mtu)
-    found.push_back(fmt::format("MTU mismatch: {} runs active MTU {}, {} runs {}.", a.label(), *a.active_mtu, b.label(), *b.active_mtu));
+    add(TriageStep::mtu, fmt::format("MTU mismatch: {} runs active MTU {}, {} runs {}.", a.label(), *a.active_mtu, b.label(), *b.active_mtu));
   else if (a.link_layer == "Ethernet" && a.active_mtu && *a.active_mtu < 4096)
-    found.push_back(fmt::format("RoCE MTU {} on both ends (netdev MTU below 4192): set MTU 9000 end to end.", *a.active_mtu));
+    add(TriageStep::mtu, fmt::format("RoCE MTU {} on both ends (netdev MTU below 4192): set MTU 9000 end to end.", *a.active_mtu));
   // (2) PFC: retransmissions and drops on a RoCE pair point at the lossless configuration.
   if (a.link_layer == "Ethernet") {
     for (const auto* e : {&a, &b}) {
       std::string which;
       if (delta(pair, e->label(), {"out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "np_cnp_sent", "rp_cnp_handled", "out_of_seq_request", "rcvd_seq_err", "completer_retry_err", "duplicate_request"}, &which) > 0)
-        found.push_back(fmt::format("RoCE loss or congestion during the pair on {} ({}): check PFC (priority 3 only, DSCP trust) on the hosts and every switch hop.", e->label(), which));
+        add(TriageStep::pfc, fmt::format("RoCE loss or congestion during the pair on {} ({}): check PFC (priority 3 only, DSCP trust) on the hosts and every switch hop.", e->label(), which));
     }
   }
   // (3) cable / rate
   if (a.rate_gbps && b.rate_gbps && *a.rate_gbps != *b.rate_gbps) {
     const auto& slow = *a.rate_gbps < *b.rate_gbps ? a : b;
-    found.push_back(fmt::format("{} trained at {} Gb/s, its peer at {} Gb/s: cable, transceiver or switch port speed.", slow.label(),
+    add(TriageStep::link, fmt::format("{} trained at {} Gb/s, its peer at {} Gb/s: cable, transceiver or switch port speed.", slow.label(),
                                 *slow.rate_gbps, std::max(*a.rate_gbps, *b.rate_gbps)));
   }
   for (const auto* e : {&a, &b}) {
     std::string which;
     if (delta(pair, e->label(), {"symbol_error", "link_downed", "port_rcv_errors", "link_error_recovery", "local_link_integrity_errors", "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors"}, &which) > 0)
-      found.push_back(fmt::format("Link errors on {} during the pair ({}): cable or transceiver.", e->label(), which));
+      add(TriageStep::link, fmt::format("Link errors on {} during the pair ({}): cable or transceiver.", e->label(), which));
   }
   // (4) PCIe
   for (const auto* l : {&la, &lb}) {
@@ -122,11 +131,11 @@ std::vector<std::string> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoi
     const std::string label = l->node->host + "/" + l->device->name;
     if (link.current_width && link.max_width && link.current_gts && link.max_gts &&
         (*link.current_width < *link.max_width || *link.current_gts < *link.max_gts)) {
-      found.push_back(fmt::format("{}'s PCIe link runs {} of {}.", label, describe_gen(link, true), describe_gen(link, false)));
+      add(TriageStep::pcie, fmt::format("{}'s PCIe link runs {} of {}.", label, describe_gen(link, true), describe_gen(link, false)));
     } else if (link.current_gen && link.current_width && l->port && l->port->rate_gbps) {
       auto usable = pcie_usable_gbps(*link.current_gen, *link.current_width);
       if (usable && *usable < *l->port->rate_gbps)
-        found.push_back(fmt::format("{}'s PCIe {} carries about {:.0f} Gb/s, below its port's {} Gb/s.", label, describe_gen(link, true), *usable, *l->port->rate_gbps));
+        add(TriageStep::pcie, fmt::format("{}'s PCIe {} carries about {:.0f} Gb/s, below its port's {} Gb/s.", label, describe_gen(link, true), *usable, *l->port->rate_gbps));
     }
   }
   // (5) NUMA: the rank driving the HCA should run on the HCA's NUMA node.
@@ -144,143 +153,166 @@ std::vector<std::string> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoi
     const std::set<int> local_set(local.begin(), local.end());
     const bool outside = std::any_of(allowed.begin(), allowed.end(), [&](int c) { return !local_set.count(c); });
     if (outside && l.node->numa_nodes.size() > 1)
-      found.push_back(fmt::format("Rank {} runs on CPUs {} but {} sits on NUMA node {} (CPUs {}): bind the rank to that node.", e->rank,
+      add(TriageStep::numa, fmt::format("Rank {} runs on CPUs {} but {} sits on NUMA node {} (CPUs {}): bind the rank to that node.", e->rank,
                                   rank->cpus_allowed, e->label(), numa->id, numa->cpus));
   }
   if (found.empty()) {
-    found.push_back(std::string("Nothing in the inventory explains it; check in this order: ") +
-                    (a.link_layer == "Ethernet" ? std::string(hint::kPfc) + " " : "") + hint::kCable + " " + hint::kPcie);
+    add(a.link_layer == "Ethernet" ? TriageStep::pfc : TriageStep::link,
+        std::string("Nothing in the inventory explains it; check in this order: ") +
+            (a.link_layer == "Ethernet" ? std::string(hint::kPfc) + " " : "") + hint::kCable + " " + hint::kPcie);
   }
   return found;
 }
 
-std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& cluster, const Profile& profile) {
-  std::vector<Finding> out;
-  const auto& v = profile.verbs;
-  // The reference for a pair's outlier rules: the typical (median) figure of the same test over the
-  // other pairs, leaving the judged pair out, so that it cannot set its own standard: with one bad
-  // node in a 4-node matrix, its 3 pairs are judged against the other 5 (3 of them good), the good
-  // pairs against a median the bad node pulls down. Only in a 2-node matrix is the reference the
-  // other direction of the same pair. Unlike the best pair, one lucky measurement cannot raise it.
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  };
-  auto typical = [&](const PairResult& judged, const TestResult& mine, bool latency) -> std::optional<double> {
-    std::vector<double> other_pairs, same_pair;
-    for (const auto& pair : s.pairs)
-      for (const auto& t : pair.tests) {
-        if (t.status != "ok" || t.test != mine.test || &t == &mine) continue;
-        const std::optional<double> value =
-            latency ? (t.latency && t.latency->samples ? std::optional<double>(t.latency->p50_usec) : std::nullopt) : t.gbps;
-        if (value) (&pair == &judged ? same_pair : other_pairs).push_back(*value);
-      }
-    if (!other_pairs.empty()) return median(other_pairs);
-    if (!same_pair.empty()) return median(same_pair);
-    return std::nullopt;
-  };
+namespace {
 
-  struct Trouble {
-    int bad = 0;    // pairs with a failing (or, for latency, warning) finding
-    int pairs = 0;
-    Verdict worst = Verdict::pass;
-  };
-  std::map<int, Trouble> endpoint_bad;
-  for (const auto& pair : s.pairs) {
-    bool bad = false;
-    bool slow_latency = false;  // a latency outlier is a warning, but a node in most of them is the suspect
-    const auto& ea = s.endpoints[pair.a];
-    const auto& eb = s.endpoints[pair.b];
-    std::vector<std::string> diagnosis;
-    auto diagnosis_text = [&] {
-      if (diagnosis.empty()) diagnosis = diagnose_pair(ea, eb, cluster, &pair);
-      return numbered(diagnosis);
-    };
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The reference for a pair's outlier rules: the typical (median) figure of the same test over the
+// other pairs, leaving the judged pair out, so that it cannot set its own standard: with one bad
+// node in a 4-node matrix, its 3 pairs are judged against the other 5 (3 of them good), the good
+// pairs against a median the bad node pulls down. Only in a 2-node matrix is the reference the
+// other direction of the same pair. Unlike the best pair, one lucky measurement cannot raise it.
+std::optional<double> typical(const VerbsSection& s, const PairResult& judged, const TestResult& mine, bool latency) {
+  std::vector<double> other_pairs, same_pair;
+  for (const auto& pair : s.pairs)
     for (const auto& t : pair.tests) {
-      const std::string subject = subject_of(s, t);
-      if (t.status == "not_measured") continue;
-      if (t.status == "error") {
-        bad = true;
-        out.push_back(make("verbs_pair_error", subject, Verdict::fail, t.reason, "the test completes",
-                           "every scheduled pair completes its RDMA test", error_hint(t.reason)));
-        continue;
-      }
-      if (t.mismatches) {
-        const bool ok = *t.mismatches == 0;
-        bad |= !ok;
-        out.push_back(make("verbs_payload", subject, ok ? Verdict::pass : Verdict::fail,
-                           {{"verified_messages", t.verified.value_or(0)}, {"mismatched_words", *t.mismatches}}, 0,
-                           "received SEND payloads match the sender's pattern",
-                           ok ? "" : "Data arrived corrupted: check the link's error counters, firmware, and PCIe (AER) on both nodes."));
-      }
-      if (t.gbps) {
-        const double gbps = *t.gbps;
-        // Absolute: against the slower port's rate (both directions for bidirectional).
-        if (v.absolute_bw && ea.rate_gbps && eb.rate_gbps) {
-          const double rate = std::min(*ea.rate_gbps, *eb.rate_gbps) * (t.test == "write_bw_bidir" ? 2 : 1);
-          const double ratio = gbps / rate;
-          const Verdict verdict = ratio >= v.bw_pass_ratio ? Verdict::pass : ratio < v.bw_fail_ratio ? Verdict::fail : Verdict::warn;
-          bad |= verdict == Verdict::fail;
-          out.push_back(make("verbs_pair_bw", subject, verdict, {{"gbps", gbps}, {"ratio", ratio}},
-                             fmt::format(">= {} x {} Gb/s", v.bw_pass_ratio, rate),
-                             fmt::format("bandwidth >= verbs.bw_pass_ratio ({}) x the slower port's rate passes, below verbs.bw_fail_ratio ({}) fails", v.bw_pass_ratio, v.bw_fail_ratio),
-                             verdict == Verdict::pass ? "" : diagnosis_text()));
-        }
-        // Relative: far below the typical pair of the matrix.
-        if (const auto reference = typical(pair, t, false); reference && *reference > 0) {
-          const double ratio = gbps / *reference;
-          const bool ok = ratio >= v.outlier_ratio;
-          bad |= !ok;
-          out.push_back(make("verbs_pair_outlier", subject, ok ? Verdict::pass : Verdict::fail, {{"gbps", gbps}, {"of_typical", ratio}},
-                             fmt::format(">= {} x the typical pair ({:.4g} Gb/s)", v.outlier_ratio, *reference),
-                             "bandwidth >= verbs.outlier_ratio x the median of the same test over the other pairs",
-                             ok ? "" : diagnosis_text()));
-        }
-      }
-      if (t.latency && t.latency->samples) {
-        const auto& lat = *t.latency;
-        if (auto limit = latency_limit(profile, ea.link_layer)) {
-          const bool ok = lat.avg_usec <= *limit;
-          bad |= !ok;
-          out.push_back(make("verbs_pair_latency", subject, ok ? Verdict::pass : Verdict::fail,
-                             {{"avg_usec", lat.avg_usec}, {"p50_usec", lat.p50_usec}, {"p99_usec", lat.p99_usec}},
-                             fmt::format("average <= {} us", *limit),
-                             fmt::format("RDMA write latency average <= verbs.latency_usec.{}", ea.link_layer), ok ? "" : diagnosis_text()));
-        }
-        if (const auto reference = typical(pair, t, true)) {
-          const bool ok = lat.p50_usec <= v.latency_outlier_factor * *reference;
-          slow_latency |= !ok;
-          out.push_back(make("verbs_latency_outlier", subject, ok ? Verdict::pass : Verdict::warn, {{"p50_usec", lat.p50_usec}},
-                             fmt::format("<= {} x the typical pair ({:.4g} us)", v.latency_outlier_factor, *reference),
-                             "p50 latency <= verbs.latency_outlier_factor x the median p50 over the other pairs",
-                             ok ? "" : diagnosis_text()));
-        }
-      }
+      if (t.status != "ok" || t.test != mine.test || &t == &mine) continue;
+      const std::optional<double> value = latency ? (t.latency && t.latency->samples ? std::optional<double>(t.latency->p50_usec) : std::nullopt) : t.gbps;
+      if (value) (&pair == &judged ? same_pair : other_pairs).push_back(*value);
     }
-    for (int e : {pair.a, pair.b}) {
-      auto& trouble = endpoint_bad[e];
-      trouble.pairs += 1;
-      trouble.bad += bad || slow_latency ? 1 : 0;
-      trouble.worst = worst(trouble.worst, bad ? Verdict::fail : slow_latency ? Verdict::warn : Verdict::pass);
+  if (!other_pairs.empty()) return median(other_pairs);
+  if (!same_pair.empty()) return median(same_pair);
+  return std::nullopt;
+}
+
+// The findings of one pair's tests. `bad`: a test failed; `slow_latency`: a latency outlier (a
+// warning, but a node in most of them is the suspect). The diagnosis is drawn once, when needed.
+struct PairJudge {
+  const VerbsSection& s;
+  const ClusterFacts& cluster;
+  const Profile& profile;
+  const PairResult& pair;
+  std::vector<Finding>& out;
+  bool bad = false;
+  bool slow_latency = false;
+  std::vector<Cause> causes;
+
+  const VerbsEndpoint& a() const { return s.endpoints[static_cast<size_t>(pair.a)]; }
+  const VerbsEndpoint& b() const { return s.endpoints[static_cast<size_t>(pair.b)]; }
+  void add(Finding f) {
+    if (f.verdict != Verdict::pass && causes.empty()) causes = diagnose_pair(a(), b(), cluster, &pair);
+    out.push_back(diagnosed(std::move(f), causes));
+  }
+
+  void judge(const TestResult& t) {
+    const std::string subject = subject_of(s, t);
+    if (t.status == "not_measured") return;
+    if (t.status == "error") {
+      bad = true;
+      out.push_back(make("verbs_pair_error", subject, Verdict::fail, t.reason, "the test completes", "every scheduled pair completes its RDMA test",
+                         error_hint(t.reason)));
+      return;
+    }
+    if (t.mismatches) {
+      const bool ok = *t.mismatches == 0;
+      bad |= !ok;
+      out.push_back(make("verbs_payload", subject, ok ? Verdict::pass : Verdict::fail,
+                         {{"verified_messages", t.verified.value_or(0)}, {"mismatched_words", *t.mismatches}}, 0,
+                         "received SEND payloads match the sender's pattern",
+                         ok ? "" : "Data arrived corrupted: check the link's error counters, firmware, and PCIe (AER) on both nodes."));
+    }
+    if (t.gbps) judge_bandwidth(t, subject, *t.gbps);
+    if (t.latency && t.latency->samples) judge_latency(t, subject, *t.latency);
+  }
+
+  void judge_bandwidth(const TestResult& t, const std::string& subject, double gbps) {
+    const auto& v = profile.verbs;
+    // Absolute: against the slower port's rate (both directions for bidirectional).
+    if (v.absolute_bw && a().rate_gbps && b().rate_gbps) {
+      const double rate = std::min(*a().rate_gbps, *b().rate_gbps) * (t.test == "write_bw_bidir" ? 2 : 1);
+      const double ratio = gbps / rate;
+      const Verdict verdict = ratio >= v.bw_pass_ratio ? Verdict::pass : ratio < v.bw_fail_ratio ? Verdict::fail : Verdict::warn;
+      bad |= verdict == Verdict::fail;
+      add(make("verbs_pair_bw", subject, verdict, {{"gbps", gbps}, {"ratio", ratio}}, fmt::format(">= {} x {} Gb/s", v.bw_pass_ratio, rate),
+               fmt::format("bandwidth >= verbs.bw_pass_ratio ({}) x the slower port's rate passes, below verbs.bw_fail_ratio ({}) fails",
+                           v.bw_pass_ratio, v.bw_fail_ratio)));
+    }
+    // Relative: far below the typical pair of the matrix.
+    if (const auto reference = typical(s, pair, t, false); reference && *reference > 0) {
+      const double ratio = gbps / *reference;
+      const bool ok = ratio >= v.outlier_ratio;
+      bad |= !ok;
+      add(make("verbs_pair_outlier", subject, ok ? Verdict::pass : Verdict::fail, {{"gbps", gbps}, {"of_typical", ratio}},
+               fmt::format(">= {} x the typical pair ({:.4g} Gb/s)", v.outlier_ratio, *reference),
+               "bandwidth >= verbs.outlier_ratio x the median of the same test over the other pairs"));
     }
   }
-  // An endpoint in most of its pairs' trouble is the likely culprit: name it.
-  for (const auto& [e, trouble] : endpoint_bad) {
+
+  void judge_latency(const TestResult& t, const std::string& subject, const LatencyStats& lat) {
+    if (auto limit = latency_limit(profile, a().link_layer)) {
+      const bool ok = lat.avg_usec <= *limit;
+      bad |= !ok;
+      add(make("verbs_pair_latency", subject, ok ? Verdict::pass : Verdict::fail,
+               {{"avg_usec", lat.avg_usec}, {"p50_usec", lat.p50_usec}, {"p99_usec", lat.p99_usec}}, fmt::format("average <= {} us", *limit),
+               fmt::format("RDMA write latency average <= verbs.latency_usec.{}", a().link_layer)));
+    }
+    if (const auto reference = typical(s, pair, t, true)) {
+      const bool ok = lat.p50_usec <= profile.verbs.latency_outlier_factor * *reference;
+      slow_latency |= !ok;
+      add(make("verbs_latency_outlier", subject, ok ? Verdict::pass : Verdict::warn, {{"p50_usec", lat.p50_usec}},
+               fmt::format("<= {} x the typical pair ({:.4g} us)", profile.verbs.latency_outlier_factor, *reference),
+               "p50 latency <= verbs.latency_outlier_factor x the median p50 over the other pairs"));
+    }
+  }
+};
+
+struct Trouble {
+  int bad = 0;  // pairs with a failing (or, for latency, warning) finding
+  int pairs = 0;
+  Verdict worst = Verdict::pass;
+};
+
+// An endpoint in most of its pairs' trouble is the likely culprit: name it.
+void name_suspects(const VerbsSection& s, const ClusterFacts& cluster, const std::map<int, Trouble>& troubles, std::vector<Finding>& out) {
+  for (const auto& [e, trouble] : troubles) {
     const int bad = trouble.bad, total = trouble.pairs;
     if (bad < 2 || bad * 2 <= total) continue;
-    const auto& endpoint = s.endpoints[e];
+    const auto& endpoint = s.endpoints[static_cast<size_t>(e)];
     const VerbsEndpoint* peer = nullptr;
     for (const auto& pair : s.pairs)
-      if (pair.a == e || pair.b == e) peer = &s.endpoints[pair.a == e ? pair.b : pair.a];
-    std::vector<std::string> diagnosis = peer ? diagnose_pair(endpoint, *peer, cluster, nullptr) : std::vector<std::string>{};
+      if (pair.a == e || pair.b == e) peer = &s.endpoints[static_cast<size_t>(pair.a == e ? pair.b : pair.a)];
+    const auto causes = peer ? diagnose_pair(endpoint, *peer, cluster, nullptr) : std::vector<Cause>{};
     // As severe as its pairs' trouble: a node whose pairs only warn of latency is a warning.
-    out.push_back(make("verbs_suspect_endpoint", endpoint.label(), trouble.worst, {{"bad_pairs", bad}, {"pairs", total}},
-                       "no endpoint in most of its pairs' failures",
-                       "an endpoint involved in most failing or slow pairs is named as the likely cause",
-                       fmt::format("{} is in {} of its {} pairs' failures. {}", endpoint.label(), bad, total, numbered(diagnosis))));
+    auto f = make("verbs_suspect_endpoint", endpoint.label(), trouble.worst, {{"bad_pairs", bad}, {"pairs", total}},
+                  "no endpoint in most of its pairs' failures", "an endpoint involved in most failing or slow pairs is named as the likely cause",
+                  fmt::format("{} is in {} of its {} pairs' failures. {}", endpoint.label(), bad, total, numbered(causes)));
+    if (!causes.empty()) f.triage = causes.front().step;
+    out.push_back(std::move(f));
   }
-  if (!v.absolute_bw) {
+}
+
+}  // namespace
+
+std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& cluster, const Profile& profile) {
+  std::vector<Finding> out;
+  std::map<int, Trouble> troubles;
+  for (const auto& pair : s.pairs) {
+    PairJudge judge{s, cluster, profile, pair, out, false, false, {}};
+    for (const auto& t : pair.tests) judge.judge(t);
+    for (int e : {pair.a, pair.b}) {
+      auto& trouble = troubles[e];
+      trouble.pairs += 1;
+      trouble.bad += judge.bad || judge.slow_latency ? 1 : 0;
+      trouble.worst = worst(trouble.worst, judge.bad ? Verdict::fail : judge.slow_latency ? Verdict::warn : Verdict::pass);
+    }
+  }
+  name_suspects(s, cluster, troubles, out);
+  if (!profile.verbs.absolute_bw) {
     out.push_back(make("verbs_pair_bw", "matrix", Verdict::skip, nullptr, nullptr, "bandwidth against the port rate",
                        "Absolute bandwidth limits are off in profile " + profile.name + " (verbs.absolute_bw): only the relative rules judge pairs."));
   }

@@ -14,9 +14,15 @@ namespace fabricproof {
 
 std::vector<Finding> check_verbs(const VerbsSection& section, const ClusterFacts& cluster, const Profile& profile);
 
+// One cause the evidence points at, and the triage step it belongs to.
+struct Cause {
+  TriageStep step = TriageStep::other;
+  std::string text;
+};
+
 // What the inventory (and the pair's counter deltas) says about a slow or failing pair, most
 // likely cause first. Never empty: without evidence it says what to check, in order.
-std::vector<std::string> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b, const ClusterFacts& cluster,
+std::vector<Cause> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b, const ClusterFacts& cluster,
                                        const PairResult* pair);
 
 }  // namespace fabricproof

@@ -15,46 +15,26 @@ using nlohmann::json;
 
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
-// Steps in the seed's order; a finding goes to the first step its check id names, else to the
-// step its hint names first (verbs diagnoses list causes in that order: "(1) MTU ... (2) PFC").
-struct StepRule {
+// Title and advice of each step of the seed's order (TriageStep), for people.
+struct StepText {
+  fabricproof::TriageStep step;
   const char* title;
   const char* advice;
-  std::vector<const char*> ids;    // substrings of the finding id
-  std::vector<const char*> words;  // words of the hint
 };
-const std::vector<StepRule>& step_rules() {
-  static const std::vector<StepRule> rules = {
-      {"1. MTU", hint::kMtu, {"mtu"}, {"MTU"}},
-      {"2. PFC and ECN (RoCE)", hint::kPfc, {"qos", "pfc", "ecn", "roce_trust", "dscp", "roce_ets", "nccl_ib_tc"}, {"PFC", "ECN"}},
-      {"3. Link: port state, rate, cable, subnet manager", hint::kCable,
-       {"port_state", "port_rate", "link", "gid", "sm_", "subnet_manager", "pair_error"},
-       {"able", "transceiver", "subnet manager", "port state"}},
-      {"4. PCIe", hint::kPcie, {"pcie"}, {"PCIe"}},
-      {"5. NUMA and GPU-HCA placement", hint::kNuma, {"numa", "topology", "affinity"}, {"NUMA"}},
-      {"6. GPUDirect RDMA", hint::kPeermem, {"gpudirect", "peermem", "dmabuf"}, {"nvidia-peermem", "nvidia_peermem", "DMA-BUF"}},
-      {"7. NCCL transport and collectives",
-       "Read the NCCL audit below (NET/Socket between nodes means RDMA was not used), then compare busbw with the verbs matrix.",
-       {"nccl", "collective"}, {"NCCL"}},
-      {"8. Software and firmware consistency", hint::kSoftwareSkew, {"consistency", "software", "driver", "firmware"}, {}},
-      {"9. Everything else", "Read the finding's rule and hint.", {}, {}},
+const std::vector<StepText>& step_texts() {
+  static const std::vector<StepText> texts = {
+      {TriageStep::mtu, "1. MTU", hint::kMtu},
+      {TriageStep::pfc, "2. PFC and ECN (RoCE)", hint::kPfc},
+      {TriageStep::link, "3. Link: port state, rate, cable, subnet manager", hint::kCable},
+      {TriageStep::pcie, "4. PCIe", hint::kPcie},
+      {TriageStep::numa, "5. NUMA and GPU-HCA placement", hint::kNuma},
+      {TriageStep::gpudirect, "6. GPUDirect RDMA", hint::kPeermem},
+      {TriageStep::nccl, "7. NCCL transport and collectives",
+       "Read the NCCL audit below (NET/Socket between nodes means RDMA was not used), then compare busbw with the verbs matrix."},
+      {TriageStep::software, "8. Software and firmware consistency", hint::kSoftwareSkew},
+      {TriageStep::other, "9. Everything else", "Read the finding's rule and hint."},
   };
-  return rules;
-}
-
-size_t step_of(const Finding& f) {
-  const auto& rules = step_rules();
-  for (size_t i = 0; i < rules.size(); ++i)
-    for (const char* id : rules[i].ids)
-      if (contains(f.id, id)) return i;
-  size_t best = rules.size() - 1, at = std::string::npos;
-  for (size_t i = 0; i < rules.size(); ++i)
-    for (const char* w : rules[i].words)
-      if (auto p = f.hint.find(w); p != std::string::npos && p < at) {
-        at = p;
-        best = i;
-      }
-  return best;
+  return texts;
 }
 
 // "a -> b (test)" or "a <-> b (test)": the two labels and the test, for marking matrix cells.
@@ -115,16 +95,20 @@ bool has_test(const VerbsSection& s, const std::string& test) {
 
 }  // namespace
 
-std::vector<TriageStep> triage(const Report& report) {
-  const auto& rules = step_rules();
-  std::vector<TriageStep> steps(rules.size());
-  for (size_t i = 0; i < rules.size(); ++i) steps[i] = {rules[i].title, rules[i].advice, {}};
+std::vector<StepFindings> triage(const Report& report) {
+  const auto& texts = step_texts();
+  std::vector<StepFindings> steps;
+  for (const auto& t : texts) steps.push_back({t.title, t.advice, {}});
   std::vector<const Finding*> ordered;
   for (const auto& f : report.findings)
     if (f.verdict >= Verdict::warn) ordered.push_back(&f);
   std::stable_sort(ordered.begin(), ordered.end(), [](const Finding* a, const Finding* b) { return a->verdict > b->verdict; });
-  for (const auto* f : ordered) steps[step_of(*f)].findings.push_back(f);
-  std::erase_if(steps, [](const TriageStep& s) { return s.findings.empty(); });
+  for (const auto* f : ordered) {
+    const auto step = triage_step(*f);
+    const auto at = std::find_if(texts.begin(), texts.end(), [&](const StepText& t) { return t.step == step; });
+    steps[static_cast<size_t>(at - texts.begin())].findings.push_back(f);
+  }
+  std::erase_if(steps, [](const StepFindings& s) { return s.findings.empty(); });
   return steps;
 }
 

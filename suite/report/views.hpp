@@ -11,14 +11,14 @@
 namespace fabricproof::view {
 
 // One step of the seed's triage order for a slow or broken fabric, with the findings it explains.
-struct TriageStep {
+struct StepFindings {
   std::string title;  // "MTU", "PFC and ECN (RoCE)", ...
   std::string advice; // what to check (core/hints.hpp)
   std::vector<const Finding*> findings;
 };
 // Steps that have findings, in order: MTU, PFC, cable/link, PCIe, NUMA, GPUDirect, NCCL and
 // collectives, software consistency, everything else. Failing and erroring findings first.
-std::vector<TriageStep> triage(const Report& report);
+std::vector<StepFindings> triage(const Report& report);
 
 // The birth certificate: every component a measurement can name, per node.
 struct Component {

@@ -186,6 +186,7 @@ Report visual_report() {
   }
   r.verbs = v;
   r.findings.push_back({"verbs_pair_outlier", "node1/mlx5_0 -> node3/mlx5_0 (write_bw)", Verdict::fail, 90.0, 190.0, "outlier", "(1) MTU first"});
+  r.findings.back().triage = TriageStep::mtu;  // as the verbs rules set it from the diagnosis
   r.findings.push_back({"verbs_pair_error", "node2/mlx5_0 <-> node3/mlx5_0 (write_bw)", Verdict::fail, "error", "ok", "completes", "cable"});
   std::vector<CollResult> results;
   for (int nodes : {1, 2}) {
@@ -320,7 +321,7 @@ TEST(Report, RealLabReportRoundTripsUnchanged) {
   // rows of older reports are the slowest rank's: "max"), the verbs traffic class and window.
   const std::vector<std::string> newer = {"/qos/dcb", "/default_route_interface", "/interfaces", "/launch_node_address", "/launch_route_interface",
                                            "/qos/default_roce_mode", "/qos/default_roce_tos", "/qos/rdma_cm_unread", "/time_stat",
-                                           "/nccl_logs_missing", "/options/margin_s", "/options/traffic_class", "/options/traffic_class_source"};
+                                           "/nccl_logs_missing", "/options/margin_s", "/options/traffic_class", "/options/traffic_class_source", "/triage"};
   for (const auto& d : differences) {
     const auto path = d.at("path").get<std::string>();
     const bool allowed = d.at("op") == "add" && std::any_of(newer.begin(), newer.end(), [&](const std::string& n) {

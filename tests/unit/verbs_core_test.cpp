@@ -212,6 +212,30 @@ TEST(VerbsRules, BandwidthAgainstTheSlowerPortRate) {
   EXPECT_TRUE(node2_pair_passes);
 }
 
+// The triage step of a slow pair's finding is its diagnosis's first cause, decided by the rule
+// (not found later in the hint's words), and travels in the report's JSON.
+TEST(VerbsRules, TriageStepIsTheFirstCauseOfTheDiagnosis) {
+  auto s = measured(-1, 150);
+  for (auto& e : s.endpoints) e.active_mtu = 4096;
+  s.endpoints[1].active_mtu = 1024;
+  const auto f = check_verbs(s, facts_for(s), default_profile());
+  int mtu = 0, other = 0;
+  for (const auto& x : with_id(f, "verbs_pair_bw")) {
+    if (x.verdict == Verdict::pass) {
+      EXPECT_FALSE(x.triage.has_value()) << x.subject;
+      continue;
+    }
+    const bool node2 = x.subject.find("node2") != std::string::npos;
+    ASSERT_TRUE(x.triage.has_value()) << x.subject;
+    EXPECT_EQ(*x.triage, node2 ? TriageStep::mtu : TriageStep::pfc) << x.subject << ": " << x.hint;
+    (node2 ? mtu : other) += 1;
+  }
+  EXPECT_GT(mtu, 0);
+  EXPECT_GT(other, 0) << "RoCE pairs without evidence start with PFC";
+  const nlohmann::json j = with_id(f, "verbs_pair_bw").at(0);
+  EXPECT_TRUE(j.at("triage") == "mtu" || j.at("triage") == "pfc") << j.dump();
+}
+
 TEST(VerbsRules, SlowNodeIsAnOutlierAndNamed) {
   const auto s = measured(2);  // node3 at 60 of 190
   auto profile = load_profile("lab-soft-roce").profile.value();
@@ -317,17 +341,20 @@ TEST(Diagnosis, FollowsTheSeedOrder) {
   pair.counter_deltas["node2/mlx5_0"] = {{"out_of_sequence", 40}, {"symbol_error", 7}};
   const auto d = diagnose_pair(a, b, c, &pair);
   ASSERT_EQ(d.size(), 6u);
-  EXPECT_NE(d[0].find("MTU mismatch"), std::string::npos) << d[0];
-  EXPECT_NE(d[1].find("PFC"), std::string::npos) << d[1];
-  EXPECT_NE(d[2].find("trained at 100 Gb/s"), std::string::npos) << d[2];
-  EXPECT_NE(d[3].find("symbol_error +7"), std::string::npos) << d[3];
-  EXPECT_NE(d[4].find("PCIe link runs Gen3 x16 of Gen4 x16"), std::string::npos) << d[4];
-  EXPECT_NE(d[5].find("NUMA node 1"), std::string::npos) << d[5];
+  const std::vector<TriageStep> steps = {TriageStep::mtu, TriageStep::pfc, TriageStep::link, TriageStep::link, TriageStep::pcie, TriageStep::numa};
+  for (size_t i = 0; i < d.size(); ++i) EXPECT_EQ(d[i].step, steps[i]) << d[i].text;
+  EXPECT_NE(d[0].text.find("MTU mismatch"), std::string::npos) << d[0].text;
+  EXPECT_NE(d[1].text.find("PFC"), std::string::npos) << d[1].text;
+  EXPECT_NE(d[2].text.find("trained at 100 Gb/s"), std::string::npos) << d[2].text;
+  EXPECT_NE(d[3].text.find("symbol_error +7"), std::string::npos) << d[3].text;
+  EXPECT_NE(d[4].text.find("PCIe link runs Gen3 x16 of Gen4 x16"), std::string::npos) << d[4].text;
+  EXPECT_NE(d[5].text.find("NUMA node 1"), std::string::npos) << d[5].text;
   b.active_mtu = 1024;
   a.rate_gbps = 200;
   const auto none = diagnose_pair(a, b, test::cluster({test::node("node1", {}), test::node("node2", {})}), nullptr);
   ASSERT_EQ(none.size(), 1u);
-  EXPECT_NE(none[0].find("RoCE MTU 1024 on both ends"), std::string::npos);
+  EXPECT_NE(none[0].text.find("RoCE MTU 1024 on both ends"), std::string::npos);
+  EXPECT_EQ(none[0].step, TriageStep::mtu);
 }
 
 TEST(Diagnosis, NothingFoundSaysWhatToCheckInOrder) {
@@ -337,8 +364,9 @@ TEST(Diagnosis, NothingFoundSaysWhatToCheckInOrder) {
   a.link_layer = b.link_layer = "InfiniBand";
   const auto d = diagnose_pair(a, b, test::cluster({test::node("node1", {}), test::node("node2", {})}), nullptr);
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_NE(d[0].find("Nothing in the inventory explains it"), std::string::npos);
-  EXPECT_LT(d[0].find("Cable"), d[0].find("PCIe"));
+  EXPECT_NE(d[0].text.find("Nothing in the inventory explains it"), std::string::npos);
+  EXPECT_LT(d[0].text.find("Cable"), d[0].text.find("PCIe"));
+  EXPECT_EQ(d[0].step, TriageStep::link) << "InfiniBand: the cable and the subnet manager come first";
 }
 
 }  // namespace

@@ -228,7 +228,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
           engine->abandon();  // no finalize on a communicator whose peer is gone
           running = nullptr;
           if (session.is_root()) {  // the rows before the lost rank stay in the report
-            result.status = "error";
+            result.status = Status::error;
             result.reason = "a rank of the group stopped answering";
             results.push_back(std::move(result));
             after_group(section(), true);
@@ -236,7 +236,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
           throw;
         }
         running = nullptr;
-        if (result.status != "ok") progress(fmt::format("collectives: {} stopped: {}", name, result.reason));
+        if (result.status != Status::ok) progress(fmt::format("collectives: {} stopped: {}", name, result.reason));
         results.push_back(std::move(result));  // kept on rank 0 (the group's rank 0: groups start at its node)
         say_time_left();
       }

@@ -71,7 +71,7 @@ void sleep_until_epoch(double t) {
 }
 
 std::string figure(const UplinkFlows& f) {
-  return f.status == "ok" ? fmt::format("{:.3g} Gb/s", f.gbps) : "ERROR " + f.reason;
+  return f.status == Status::ok ? fmt::format("{:.3g} Gb/s", f.gbps) : "ERROR " + f.reason;
 }
 
 }  // namespace
@@ -150,7 +150,7 @@ UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session,
   }
   outcome.findings = check_uplink(s);
   double together = 0;
-  for (const auto& n : s.nodes) together += n.together.status == "ok" ? n.together.gbps : 0;
+  for (const auto& n : s.nodes) together += n.together.status == Status::ok ? n.together.gbps : 0;
   outcome.summary = s.together_skipped.empty() ? fmt::format("{} node(s), {:.3g} Gb/s all together", s.nodes.size(), together)
                                                : fmt::format("{} node(s), one at a time", s.nodes.size());
   return outcome;

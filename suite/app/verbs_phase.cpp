@@ -55,7 +55,7 @@ class MpiChannel : public verbs::Channel {
 };
 
 std::string figure(const TestResult& t) {
-  if (t.status != "ok") return t.status == "error" ? "ERROR " + t.reason : "not measured";
+  if (t.status != Status::ok) return t.status == Status::error ? "ERROR " + t.reason : "not measured";
   if (t.latency) return fmt::format("{:.1f} us", t.latency->p50_usec);
   return t.gbps ? fmt::format("{:.3g} Gb/s", *t.gbps) : "-";
 }
@@ -108,7 +108,7 @@ PairResult result_of(const VerbsPlan& plan, const VerbsTask& task, const std::ve
   const std::string why =
       task.skip_reason.empty() ? fmt::format("rank {} did not report this pair in time", plan.endpoints[task.a].rank) : task.skip_reason;
   for (auto& t : r.tests) {
-    t.status = task.skip_reason.empty() ? "error" : "not_measured";
+    t.status = task.skip_reason.empty() ? Status::error : Status::not_measured;
     t.reason = why;
   }
   return r;

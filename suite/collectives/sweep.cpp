@@ -62,7 +62,7 @@ void run_sweep(mpi::Session& session, Engine& engine, MPI_Comm group, const Swee
       row.in_place = in.timing;
     }
     if (!out.error.empty()) {
-      result.status = "error";
+      result.status = Status::error;
       result.reason = fmt::format("at {} bytes: {}", row.bytes, out.error);
       break;
     }

@@ -11,6 +11,7 @@
 
 #include "core/collective_types.hpp"
 #include "core/json_optional.hpp"
+#include "core/status.hpp"
 
 namespace fabricproof {
 
@@ -96,7 +97,7 @@ struct CollResult {
   int nodes = 0;
   int ranks = 0;
   std::vector<std::string> hosts;
-  std::string status = "ok";  // "ok" or "error" (rows hold what completed before it)
+  Status status = Status::ok;  // ok or error (rows hold what completed before it)
   std::string reason;
   std::vector<CollRow> rows;
   double peak_busbw_GBps = 0;

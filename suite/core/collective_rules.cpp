@@ -41,7 +41,7 @@ std::map<std::pair<std::string, std::string>, std::vector<const CollResult*>> by
 }
 
 void check_data(const CollResult& r, std::vector<Finding>& out) {
-  if (r.status != "ok")
+  if (r.status != Status::ok)
     out.push_back({"collective_error", subject_of(r), Verdict::fail, json{{"error", r.reason}, {"sizes_completed", r.rows.size()}},
                    "the sweep completes", "collective_error: the engine reported an error or a wait passed its deadline",
                    "Read the error; for NCCL, the captured NCCL_DEBUG logs in the report directory name the failing transport."});

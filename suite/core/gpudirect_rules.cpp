@@ -39,8 +39,8 @@ std::vector<GpudirectComparison> gpudirect_comparison(const VerbsSection& host, 
   std::vector<GpudirectComparison> rows;
   for (const auto& d : directions(host, gpu)) {
     GpudirectComparison row{d.label, std::nullopt, std::nullopt, std::nullopt, d.gpu->status, d.gpu->reason};
-    if (d.host && d.host->status == "ok") row.host_gbps = d.host->gbps;
-    if (d.gpu->status == "ok") row.gpu_gbps = d.gpu->gbps;
+    if (d.host && d.host->status == Status::ok) row.host_gbps = d.host->gbps;
+    if (d.gpu->status == Status::ok) row.gpu_gbps = d.gpu->gbps;
     if (row.host_gbps && row.gpu_gbps && *row.host_gbps > 0) row.ratio = *row.gpu_gbps / *row.host_gbps;
     rows.push_back(row);
   }
@@ -63,14 +63,14 @@ std::vector<Finding> check_gpudirect(const VerbsSection& host, const VerbsSectio
         "gpudirect_ratio: RDMA write bandwidth on GPU memory >= {} x the same write on host memory passes, <= {} is a host bounce "
         "(gpudirect.ratio_pass, ratio_bounce)",
         g.ratio_pass, g.ratio_bounce);
-    if (d.gpu->status == "not_measured") continue;
-    if (d.gpu->status != "ok") {
+    if (d.gpu->status == Status::not_measured) continue;
+    if (d.gpu->status != Status::ok) {
       out.push_back({"gpudirect_ratio", d.label, Verdict::fail, json{{"gpu", d.gpu->reason}}, json{{"gpu", "measured"}}, rule,
                      "The write on GPU memory failed: see gpudirect_available and the verbs status in `measured`."});
       continue;
     }
-    if (!d.host || d.host->status != "ok" || !d.host->gbps || !d.gpu->gbps || *d.host->gbps <= 0) {
-      out.push_back({"gpudirect_ratio", d.label, Verdict::skip, json{{"host", d.host ? d.host->status : "absent"}}, json{}, rule, ""});
+    if (!d.host || d.host->status != Status::ok || !d.host->gbps || !d.gpu->gbps || *d.host->gbps <= 0) {
+      out.push_back({"gpudirect_ratio", d.label, Verdict::skip, json{{"host", d.host ? to_string(d.host->status) : "absent"}}, json{}, rule, ""});
       continue;
     }
     const double ratio = *d.gpu->gbps / *d.host->gbps;

@@ -38,7 +38,7 @@ struct GpudirectComparison {
   std::optional<double> host_gbps;
   std::optional<double> gpu_gbps;
   std::optional<double> ratio;  // GPU / host
-  std::string gpu_status;
+  Status gpu_status = Status::not_measured;
   std::string gpu_reason;
 };
 FABRICPROOF_JSON(GpudirectComparison, pair, host_gbps, gpu_gbps, ratio, gpu_status, gpu_reason)

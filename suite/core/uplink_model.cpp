@@ -50,7 +50,7 @@ int uplink_flows_for(const std::optional<int>& requested, const UplinkPath& path
 UplinkFlows uplink_error(int flows, std::string reason) {
   UplinkFlows f;
   f.flows = flows;
-  f.status = "error";
+  f.status = Status::error;
   f.reason = std::move(reason);
   return f;
 }
@@ -82,7 +82,7 @@ UplinkFlows parse_iperf3_json(const std::string& text) {
   const json* bps = number_at(sum, "bits_per_second");
   if (!bps) return failed("iperf3 JSON without end.sum_received.bits_per_second");
   UplinkFlows f;
-  f.status = "ok";
+  f.status = Status::ok;
   f.gbps = bps->get<double>() / 1e9;
   if (const json* s = number_at(sum, "seconds")) f.seconds = s->get<double>();
   if (end.contains("streams") && end["streams"].is_array())

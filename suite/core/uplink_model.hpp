@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/json_optional.hpp"
+#include "core/status.hpp"
 
 namespace fabricproof {
 
@@ -25,7 +26,7 @@ std::string to_string(const UplinkTarget& target);
 // One measurement: `flows` TCP streams for `seconds`, received by the node.
 struct UplinkFlows {
   int flows = 0;
-  std::string status = "not_measured";  // ok, error, not_measured
+  Status status = Status::not_measured;
   std::string reason;                   // why not ok
   double gbps = 0;                      // all streams together, received
   std::vector<double> per_flow_gbps;

@@ -42,7 +42,7 @@ std::vector<Finding> check_uplink(const UplinkSection& s) {
   for (const auto& n : s.nodes) {
     // Measurements: an error is the verdict of that measurement, never a zero that passes.
     for (const auto* f : {&n.single, &n.parallel, together_ran ? &n.together : nullptr}) {
-      if (!f || f->status == "ok") continue;
+      if (!f || f->status == Status::ok) continue;
       const std::string which = f == &n.single ? "1 flow" : f == &n.parallel ? fmt::format("{} flows", f->flows) : "all nodes together";
       out.push_back(make("uplink_measured", fmt::format("{} ({}, to {})", n.host, which, n.target), Verdict::error,
                          {{"status", f->status}, {"reason", f->reason}}, "a measurement", "TCP ingest from the target measured",
@@ -61,7 +61,7 @@ std::vector<Finding> check_uplink(const UplinkSection& s) {
                                        "the collectives. Route storage through the uplink/front-end network (the seed: separate fabrics)."
                                      : ""));
     }
-    if (n.single.status != "ok" || n.parallel.status != "ok") continue;
+    if (n.single.status != Status::ok || n.parallel.status != Status::ok) continue;
     const std::string subject = fmt::format("{} via {}", n.host, n.path.interface.empty() ? "?" : n.path.interface);
     if (!need) continue;
     // Alone, with K flows, the node reaches its share of the need; with one flow it may not.
@@ -101,9 +101,9 @@ std::vector<Finding> check_uplink(const UplinkSection& s) {
     bool complete = true;
     json per_node = json::object();
     for (const auto& n : s.nodes) {
-      complete &= n.together.status == "ok";
-      sum += n.together.status == "ok" ? n.together.gbps : 0;
-      per_node[n.host] = n.together.status == "ok" ? json(n.together.gbps) : json(nullptr);
+      complete &= n.together.status == Status::ok;
+      sum += n.together.status == Status::ok ? n.together.gbps : 0;
+      per_node[n.host] = n.together.status == Status::ok ? json(n.together.gbps) : json(nullptr);
     }
     const Verdict v = !complete ? Verdict::error : sum >= *need ? Verdict::pass : Verdict::fail;
     out.push_back(make("uplink_aggregate", "cluster", v, {{"gbps", sum}, {"per_node_gbps", per_node}},

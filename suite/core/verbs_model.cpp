@@ -34,7 +34,7 @@ VerbsMatrix verbs_matrix(const VerbsSection& s, const std::string& test) {
     for (const auto& t : pair.tests) {
       if (t.test != test || t.from < 0 || t.to < 0 || static_cast<size_t>(t.from) >= n || static_cast<size_t>(t.to) >= n) continue;
       VerbsMatrixCell cell;
-      if (t.status != "ok") cell = reason_cell(t.status == "error" ? "error: " + t.reason : "not measured: " + t.reason);
+      if (t.status != Status::ok) cell = reason_cell(t.status == Status::error ? "error: " + t.reason : "not measured: " + t.reason);
       else if (latency) cell = t.latency ? VerbsMatrixCell{t.latency->p50_usec, "", false} : reason_cell("no samples");
       else cell = t.gbps ? VerbsMatrixCell{*t.gbps, "", false} : reason_cell("no figure");
       // Latency and bidirectional bandwidth belong to the pair: show them in both cells.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/json_optional.hpp"
+#include "core/status.hpp"
 
 namespace fabricproof {
 
@@ -63,7 +64,7 @@ struct TestResult {
   std::string test;             // one of kVerbsTests
   int from = 0;                 // endpoint index: the writer / sender (bidir and latency: a)
   int to = 0;
-  std::string status = "ok";    // "ok", "error", "not_measured"
+  Status status = Status::ok;
   std::string reason;           // the verbs status of an error, or why it was not measured
   uint64_t bytes = 0;           // message size
   uint64_t messages = 0;

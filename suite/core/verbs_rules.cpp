@@ -181,7 +181,7 @@ std::optional<double> typical(const VerbsSection& s, const PairResult& judged, c
   std::vector<double> other_pairs, same_pair;
   for (const auto& pair : s.pairs)
     for (const auto& t : pair.tests) {
-      if (t.status != "ok" || t.test != mine.test || &t == &mine) continue;
+      if (t.status != Status::ok || t.test != mine.test || &t == &mine) continue;
       const std::optional<double> value = latency ? (t.latency && t.latency->samples ? std::optional<double>(t.latency->p50_usec) : std::nullopt) : t.gbps;
       if (value) (&pair == &judged ? same_pair : other_pairs).push_back(*value);
     }
@@ -211,8 +211,8 @@ struct PairJudge {
 
   void judge(const TestResult& t) {
     const std::string subject = subject_of(s, t);
-    if (t.status == "not_measured") return;
-    if (t.status == "error") {
+    if (t.status == Status::not_measured) return;
+    if (t.status == Status::error) {
       bad = true;
       out.push_back(make("verbs_pair_error", subject, Verdict::fail, t.reason, "the test completes", "every scheduled pair completes its RDMA test",
                          error_hint(t.reason)));

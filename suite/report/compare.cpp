@@ -66,7 +66,7 @@ std::map<std::string, std::pair<double, bool>> verbs_figures(const Report& r) {
   const auto& s = *r.verbs;
   for (const auto& p : s.pairs)
     for (const auto& t : p.tests) {
-      if (t.status != "ok" || t.from < 0 || t.to < 0 || static_cast<size_t>(t.from) >= s.endpoints.size() ||
+      if (t.status != Status::ok || t.from < 0 || t.to < 0 || static_cast<size_t>(t.from) >= s.endpoints.size() ||
           static_cast<size_t>(t.to) >= s.endpoints.size())
         continue;
       const std::string key = fmt::format("{} -> {} ({})", s.endpoints.at(static_cast<size_t>(t.from)).label(),

@@ -261,7 +261,7 @@ std::string uplink_chart(const UplinkSection& u) {
     const UplinkFlows* flows[] = {&n.single, &n.parallel, &n.together};
     for (size_t k = 0; k < 3; ++k) {
       const auto& f = *flows[k];
-      if (f.status != "ok") continue;
+      if (f.status != Status::ok) continue;
       const std::string label = k == 0 ? "1 flow" : k == 1 ? fmt::format("{} flows", f.flows) : "together";
       s += fmt::format("<rect class=\"bar\" data-node=\"{}\" data-kind=\"{}\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" fill=\"{}\">"
                        "<title>{} {}: {} Gb/s</title></rect><text x=\"{:.1f}\" y=\"{}\">{} {}</text>",
@@ -285,7 +285,7 @@ std::string uplink_section(const UplinkSection& u) {
                    u.together_skipped.empty() ? "" : " All nodes together: not run, " + esc(u.together_skipped) + ".");
   h += uplink_chart(u);
   std::vector<std::vector<std::string>> rows;
-  auto shown = [](const UplinkFlows& f) { return f.status == "ok" ? num(f.gbps) : esc(f.status + ": " + f.reason); };
+  auto shown = [](const UplinkFlows& f) { return f.status == Status::ok ? num(f.gbps) : esc(to_string(f.status) + ": " + f.reason); };
   for (const auto& n : u.nodes)
     rows.push_back({esc(n.host), esc(n.target), esc(n.path.error.empty() ? n.path.interface : "error: " + n.path.error), n.path.rdma ? "<b>yes</b>" : "no",
                     n.path.link_gbps ? num(*n.path.link_gbps) : "-", shown(n.single), shown(n.parallel), std::to_string(n.parallel.flows),
@@ -417,7 +417,7 @@ std::string render_html(const Report& r) {
     auto figure = [](const std::optional<double>& v) { return v ? num(*v) : std::string("-"); };
     for (const auto& c : r.gpudirect->comparison)
       rows.push_back({esc(c.pair), figure(c.host_gbps), figure(c.gpu_gbps), figure(c.ratio),
-                      esc(c.gpu_status + (c.gpu_reason.empty() ? "" : ": " + c.gpu_reason))});
+                      esc(to_string(c.gpu_status) + (c.gpu_reason.empty() ? "" : ": " + c.gpu_reason))});
     h += "<h3>GPUDirect RDMA: GPU memory against host memory (write_bw, Gb/s)</h3>" + table({"pair", "host", "GPU", "GPU / host", "GPU status"}, rows);
   }
 

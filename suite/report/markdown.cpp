@@ -71,7 +71,7 @@ void collectives_tables(std::string& md, const CollectivesSection& c) {
   for (const auto& res : c.results) {
     const CollRow* top = res.rows.empty() ? nullptr : &res.rows.back();
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(res.engine), cell(res.op), res.nodes, res.ranks,
-                      cell(res.status + (res.reason.empty() ? "" : ": " + res.reason)), res.rows.size(), top ? std::to_string(top->bytes) : "",
+                      cell(to_string(res.status) + (res.reason.empty() ? "" : ": " + res.reason)), res.rows.size(), top ? std::to_string(top->bytes) : "",
                       gbps_cell(top ? std::optional(top->out_of_place.busbw_GBps) : std::nullopt), gbps_cell(std::optional(res.peak_busbw_GBps)));
   }
 }
@@ -80,12 +80,12 @@ void gpudirect_table(std::string& md, const GpudirectSection& g) {
   md += "\n## GPUDirect RDMA: GPU memory against host memory (write_bw, Gb/s)\n\n| pair | host | GPU | GPU / host | GPU status |\n|---|---|---|---|---|\n";
   for (const auto& c : g.comparison)
     md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(c.pair), gbps_cell(c.host_gbps), gbps_cell(c.gpu_gbps), gbps_cell(c.ratio),
-                      cell(c.gpu_status + (c.gpu_reason.empty() ? "" : ": " + c.gpu_reason)));
+                      cell(to_string(c.gpu_status) + (c.gpu_reason.empty() ? "" : ": " + c.gpu_reason)));
 }
 
 // A verbs matrix: rows send, columns receive; "x" marks no figure, "!" a cell a failing finding names.
 std::string flows_cell(const UplinkFlows& f) {
-  if (f.status != "ok") return cell(f.status + (f.reason.empty() ? "" : ": " + f.reason));
+  if (f.status != Status::ok) return cell(to_string(f.status) + (f.reason.empty() ? "" : ": " + f.reason));
   std::string text = fmt::format("{:.3f}", f.gbps);
   if (f.per_flow_gbps.size() > 1)
     text += fmt::format(" ({:.3f}-{:.3f} per flow)", *std::min_element(f.per_flow_gbps.begin(), f.per_flow_gbps.end()),

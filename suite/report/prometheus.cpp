@@ -79,7 +79,7 @@ std::string render_prometheus(const Report& r) {
     };
     for (const auto& pair : r.verbs->pairs)
       for (const auto& t : pair.tests) {
-        if (t.status != "ok") continue;
+        if (t.status != Status::ok) continue;
         const std::map<std::string, std::string> labels = {{"test", t.test}, {"src", label(t.from)}, {"dst", label(t.to)}};
         if (t.gbps) bandwidth.add(labels, *t.gbps * 1e9 / 8);
         if (t.latency)
@@ -112,7 +112,7 @@ std::string render_prometheus(const Report& r) {
     for (const auto& n : r.uplink->nodes) {
       const std::pair<const char*, const UplinkFlows*> tests[] = {{"single", &n.single}, {"parallel", &n.parallel}, {"together", &n.together}};
       for (const auto& [test, f] : tests)
-        if (f->status == "ok")
+        if (f->status == Status::ok)
           uplink.add({{"host", n.host}, {"interface", n.path.interface}, {"test", test}, {"flows", std::to_string(f->flows)}}, f->gbps * 1e9 / 8);
     }
   std::string out;

@@ -89,14 +89,14 @@ UplinkFlows run_iperf3(const Iperf3Run& run) {
   const Output out = capture(argv, deadline, false);
   UplinkFlows f;
   if (!out.error.empty()) {
-    f.status = "error";
+    f.status = Status::error;
     f.reason = out.error + " (Debian: apt-get install iperf3)";
   } else if (out.timed_out) {
-    f.status = "error";
+    f.status = Status::error;
     f.reason = "iperf3 to " + to_string(run.target) + " did not end within " + std::to_string(static_cast<int>(limit_s)) + " s; killed";
   } else {
     f = parse_iperf3_json(out.text);
-    if (f.status == "ok" && f.flows != run.flows)
+    if (f.status == Status::ok && f.flows != run.flows)
       f = uplink_error(run.flows, "iperf3 reported " + std::to_string(f.flows) + " flow(s) of the " + std::to_string(run.flows) + " asked");
   }
   f.flows = run.flows;

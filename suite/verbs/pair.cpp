@@ -427,7 +427,7 @@ std::map<std::string, int64_t> deltas(const std::map<std::string, uint64_t>& bef
   return d;
 }
 
-TestResult result_of(const Step& step, const PairPlan& plan, const std::string& status, const std::string& reason) {
+TestResult result_of(const Step& step, const PairPlan& plan, Status status, const std::string& reason) {
   TestResult t;
   t.test = step.test;
   const int a = plan.reporter ? plan.self_index : plan.peer_index;
@@ -447,9 +447,9 @@ TestResult merge(const Step& step, const PairPlan& plan, const Local& mine, cons
   if (!mine.error.empty() || !their_error.empty()) {  // both sides' view: the second often explains the first
     std::string reason = mine.error.empty() ? "" : self_label + ": " + mine.error;
     if (!their_error.empty()) reason += (reason.empty() ? "" : "; ") + peer_label + ": " + their_error;
-    return result_of(step, plan, "error", reason);
+    return result_of(step, plan, Status::error, reason);
   }
-  TestResult t = result_of(step, plan, "ok", "");
+  TestResult t = result_of(step, plan, Status::ok, "");
   auto gbps = [&](uint64_t messages, double seconds) {
     return seconds > 0 ? static_cast<double>(messages) * static_cast<double>(t.bytes) * 8 / seconds / 1e9 : 0.0;
   };
@@ -482,7 +482,7 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
   const auto& o = plan.options;
   const auto steps = steps_for(o);
   const auto before = counters(plan);
-  auto fail_rest = [&](size_t from, const std::string& status, const std::string& reason) {
+  auto fail_rest = [&](size_t from, Status status, const std::string& reason) {
     if (!plan.reporter) return;
     for (size_t i = from; i < steps.size(); ++i) outcome.tests.push_back(result_of(steps[i], plan, status, reason));
   };
@@ -516,7 +516,7 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
     const json peer_hello = exchange(hello, o.timeout_s);
     const std::string peer_error = peer_hello.value("error", "");
     if (!setup_error.empty() || !peer_error.empty()) {
-      fail_rest(0, "error", setup_error.empty() ? plan.peer.label() + ": " + peer_error : plan.self.label() + ": " + setup_error);
+      fail_rest(0, Status::error, setup_error.empty() ? plan.peer.label() + ": " + peer_error : plan.self.label() + ": " + setup_error);
       step_index = steps.size();
     } else {
       const auto remote = peer_hello.at("info").get<ConnectionInfo>();
@@ -529,7 +529,7 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
       const json peer_connected = exchange({{"error", connect_error}}, o.timeout_s);
       const std::string peer_connect_error = peer_connected.value("error", "");
       if (!connect_error.empty() || !peer_connect_error.empty()) {
-        fail_rest(0, "error", connect_error.empty() ? plan.peer.label() + ": " + peer_connect_error : plan.self.label() + ": " + connect_error);
+        fail_rest(0, Status::error, connect_error.empty() ? plan.peer.label() + ": " + peer_connect_error : plan.self.label() + ": " + connect_error);
         step_index = steps.size();
       }
       // Each SEND slot carries its own pattern, so a misplaced or stale message is caught too.
@@ -567,7 +567,7 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
           failed.error = ready_error;
           const TestResult t = merge(step, plan, failed, peer_ready);
           if (plan.reporter) outcome.tests.push_back(t);
-          fail_rest(step_index + 1, "not_measured", "the pair failed in " + step.test);
+          fail_rest(step_index + 1, Status::not_measured, "the pair failed in " + step.test);
           break;
         }
         Local mine;
@@ -591,7 +591,7 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
         if (plan.reporter) outcome.tests.push_back(t);
         if (!mine.error.empty() || !theirs.value("error", "").empty()) {
           // The QP is in the error state now: the rest of this pair cannot be measured.
-          fail_rest(step_index + 1, "not_measured", "the QP failed in " + step.test);
+          fail_rest(step_index + 1, Status::not_measured, "the QP failed in " + step.test);
           step_index = steps.size();
           break;
         }
@@ -602,9 +602,9 @@ PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& mem
     outcome.counter_deltas[plan.self.label()] = own;
     outcome.counter_deltas[plan.peer.label()] = peer_counters.get<std::map<std::string, int64_t>>();
   } catch (const PeerTimeout& e) {
-    fail_rest(step_index < steps.size() ? step_index : steps.size(), "error", plan.peer.label() + " did not answer: " + e.what());
+    fail_rest(step_index < steps.size() ? step_index : steps.size(), Status::error, plan.peer.label() + " did not answer: " + e.what());
   } catch (const std::exception& e) {
-    fail_rest(step_index < steps.size() ? step_index : steps.size(), "error", plan.self.label() + ": " + e.what());
+    fail_rest(step_index < steps.size() ? step_index : steps.size(), Status::error, plan.self.label() + ": " + e.what());
   }
   if (!plan.reporter) outcome.tests.clear();
   return outcome;

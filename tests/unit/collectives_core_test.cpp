@@ -318,7 +318,7 @@ TEST(CollectiveRules, WrongElementsAndErrorsFail) {
   EXPECT_EQ(data.measured["wrong_elements"], 9);
   EXPECT_EQ(data.measured["sizes_with_errors"], nlohmann::json::array({"2M"}));
   auto broken = result("nccl", 2, {});
-  broken.status = "error";
+  broken.status = Status::error;
   broken.reason = "at 1048576 bytes: rank 3 of the group: the collective did not complete within 120 s";
   findings = check_collectives({broken}, four_nodes(1, 100), default_profile());
   EXPECT_EQ(with_id(findings, "collective_error").at(0).verdict, Verdict::fail);

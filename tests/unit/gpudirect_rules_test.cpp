@@ -22,7 +22,7 @@ VerbsSection section(std::optional<double> a_to_b, std::optional<double> b_to_a,
     if (t.test == "write_bw") {
       const auto figure = t.from == 0 ? a_to_b : b_to_a;
       if (figure) t.gbps = figure;
-      else t.status = "error", t.reason = "ibv_reg_dmabuf_mr: Bad address";
+      else t.status = Status::error, t.reason = "ibv_reg_dmabuf_mr: Bad address";
     }
     if (t.test == "send_bw") t.verified = 100, t.mismatches = send_mismatches;
   }
@@ -80,7 +80,7 @@ TEST(GpudirectRules, ComparisonRowsCarryBothFigures) {
   ASSERT_TRUE(rows[0].ratio.has_value());
   EXPECT_DOUBLE_EQ(*rows[0].ratio, 0.9);
   EXPECT_FALSE(rows[1].ratio.has_value());
-  EXPECT_EQ(rows[1].gpu_status, "error");
+  EXPECT_EQ(rows[1].gpu_status, Status::error);
 }
 
 }  // namespace

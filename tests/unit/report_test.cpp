@@ -174,7 +174,7 @@ Report visual_report() {
     p.tests = planned_results(o, a, b);
     for (auto& t : p.tests) {
       if (a == 1 && b == 2) {
-        t.status = "error";
+        t.status = Status::error;
         t.reason = "remote invalid request error";
       } else if (t.test == "write_bw") {
         t.gbps = (a == 0 && b == 2 && t.from == 0) ? 90.0 : 190.0;
@@ -340,7 +340,7 @@ TEST(Views, GpudirectHostAndGpuMatricesAreDrawnWithTheirFindings) {
   EXPECT_EQ(all[4].title, "GPUDirect, host memory: write_bw (Gb/s)");
   EXPECT_TRUE(all[5].cells[0][1].flagged) << "a gpudirect finding without a test names the pair in both matrices";
   EXPECT_FALSE(all[5].cells[1][0].flagged);
-  r.gpudirect->comparison = {{"node1/mlx5_0 -> node2/mlx5_0", 190.0, 76.0, 0.4, "ok", ""}};
+  r.gpudirect->comparison = {{"node1/mlx5_0 -> node2/mlx5_0", 190.0, 76.0, 0.4, Status::ok, ""}};
   EXPECT_NE(render_markdown(r).find("| node1/mlx5_0 -> node2/mlx5_0 | 190.000 | 76.000 | 0.400 | ok |"), std::string::npos);
   EXPECT_NE(render_html(r).find("<td>0.4</td>"), std::string::npos);
 }

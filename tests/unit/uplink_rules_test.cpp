@@ -48,7 +48,7 @@ TEST(UplinkTarget, HostPortAndTheirErrors) {
 
 TEST(Iperf3Json, ReverseRunWithTwoFlowsReadsTheReceivedFigures) {
   const auto f = parse_iperf3_json(fixture_text("reverse-2-flows.json"));
-  ASSERT_EQ(f.status, "ok") << f.reason;
+  ASSERT_EQ(f.status, Status::ok) << f.reason;
   ASSERT_EQ(f.per_flow_gbps.size(), 2u);
   EXPECT_EQ(f.flows, 2);
   double sum = 0;
@@ -63,16 +63,16 @@ TEST(Iperf3Json, ReverseRunWithTwoFlowsReadsTheReceivedFigures) {
 
 TEST(Iperf3Json, ErrorsAreNamedNeverAZeroThatPasses) {
   auto f = parse_iperf3_json(fixture_text("refused.json"));
-  EXPECT_EQ(f.status, "error");
+  EXPECT_EQ(f.status, Status::error);
   EXPECT_EQ(f.reason, "iperf3: unable to connect to server: Connection refused");
   f = parse_iperf3_json("");
-  EXPECT_EQ(f.status, "error");
+  EXPECT_EQ(f.status, Status::error);
   EXPECT_EQ(f.reason, "iperf3 printed nothing");
   f = parse_iperf3_json("iperf3: error - the server is busy running a test. try again later\n");
-  EXPECT_EQ(f.status, "error");
+  EXPECT_EQ(f.status, Status::error);
   EXPECT_NE(f.reason.find("not iperf3 JSON output"), std::string::npos);
   f = parse_iperf3_json(R"({"start": {}, "end": {"sum_received": {"bytes": 5}}})");
-  EXPECT_EQ(f.status, "error");
+  EXPECT_EQ(f.status, Status::error);
   EXPECT_NE(f.reason.find("end.sum_received.bits_per_second"), std::string::npos);
 }
 
@@ -87,7 +87,7 @@ TEST(UplinkFlowsFor, TwoPerLinkOfTheBondOrAsAsked) {
 UplinkFlows ok(int flows, double gbps) {
   UplinkFlows f;
   f.flows = flows;
-  f.status = "ok";
+  f.status = Status::ok;
   f.gbps = gbps;
   for (int i = 0; i < flows; ++i) f.per_flow_gbps.push_back(gbps / flows);
   return f;

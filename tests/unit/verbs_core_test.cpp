@@ -158,7 +158,7 @@ ClusterFacts facts_for(const VerbsSection& s) {
 
 TEST(VerbsModel, JsonRoundTripAndMatrixCells) {
   auto s = measured();
-  s.pairs[0].tests[0].status = "error";
+  s.pairs[0].tests[0].status = Status::error;
   s.pairs[0].tests[0].reason = "node1/mlx5_0: transport retry counter exceeded (status 12, vendor error 0x81)";
   s.pairs[0].tests[0].gbps.reset();
   const nlohmann::json j = s;
@@ -260,7 +260,7 @@ TEST(VerbsRules, ErrorCellsFailAndNameTheVerbsStatus) {
   for (auto& p : s.pairs)
     if (p.a == 1 || p.b == 1)
       for (auto& t : p.tests) {
-        t.status = "error";
+        t.status = Status::error;
         t.reason = "node2/mlx5_0: transport retry counter exceeded (status 12, vendor error 0x81)";
         t.gbps.reset();
         t.latency.reset();

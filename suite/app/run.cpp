@@ -13,6 +13,7 @@
 #include "app/uplink_phase.hpp"
 #include "core/inventory_rules.hpp"
 #include "core/launch.hpp"
+#include "core/located_error.hpp"
 #include "core/profile.hpp"
 #include "mpi/exchange.hpp"
 #include "nccl_log/audit.hpp"
@@ -351,9 +352,13 @@ void run_phases(RunState& s) {
         phase.run(s, record);
       } catch (const mpi::Lost&) {
         throw;  // not a phase error: the run ends (end_lost)
-      } catch (const std::exception& e) {  // the phase boundary: an adapter's typed error ends the phase, not the run
+      } catch (const LocatedError& e) {  // the phase boundary: an adapter's typed error ends the phase, not the run
         record.verdict = Verdict::error;
-        record.reason = fmt::format("rank {}: {}", session.rank(), e.what());
+        record.reason = fmt::format("{}: {}", describe(e.where()), e.what());
+        std::cerr << "fabricproof: phase " << phase.name << ": " << record.reason << "\n";
+      } catch (const std::exception& e) {
+        record.verdict = Verdict::error;
+        record.reason = fmt::format("{}: {}", describe(process_location()), e.what());
         std::cerr << "fabricproof: phase " << phase.name << ": " << record.reason << "\n";
       }
     }

@@ -82,9 +82,9 @@ CudaMemoryProvider::CudaMemoryProvider(int device) : device_(device) {
 
 verbs::Buffer CudaMemoryProvider::allocate(ibv_pd* pd, size_t bytes) {
   const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  if (const auto e = cudaSetDevice(device_); e != cudaSuccess) throw verbs::VerbsError("cudaSetDevice", 0, cuda_text(e));
+  if (const auto e = cudaSetDevice(device_); e != cudaSuccess) throw CudaError("cudaSetDevice", device_, cuda_text(e));
   void* ptr = nullptr;
-  if (const auto e = cudaMalloc(&ptr, rounded); e != cudaSuccess) throw verbs::VerbsError("cudaMalloc", 0, cuda_text(e));
+  if (const auto e = cudaMalloc(&ptr, rounded); e != cudaSuccess) throw CudaError("cudaMalloc", device_, cuda_text(e));
   verbs::Buffer b;
   b.memory = std::shared_ptr<void>(ptr, [](void* p) { cudaFree(p); });
   b.bytes = rounded;
@@ -103,23 +103,24 @@ verbs::Buffer CudaMemoryProvider::allocate(ibv_pd* pd, size_t bytes) {
   ++registration_.allocations[registration_.path.empty() ? "failed" : registration_.path];
   if (!b.mr)
     throw verbs::VerbsError("GPUDirect registration", EFAULT,
-                            fmt::format("GPU {}: dmabuf: {}; peermem: {}", device_, registration_.dmabuf, registration_.peermem));
+                            fmt::format("GPU {}: dmabuf: {}; peermem: {}", device_, registration_.dmabuf, registration_.peermem),
+                            fmt::format("GPU {}", device_));
   return b;
 }
 
 void CudaMemoryProvider::fill(verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) {
   if (auto error = kernels::fill_pattern(static_cast<char*>(buffer.addr()) + offset, bytes, seed); !error.empty())
-    throw verbs::VerbsError("fill_pattern", 0, error);
+    throw CudaError("fill_pattern", device_, error);
 }
 
 uint64_t CudaMemoryProvider::mismatches(const verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) {
   if (flush_)
     if (const auto e = cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice, cudaFlushGPUDirectRDMAWritesToOwner);
         e != cudaSuccess)
-      throw verbs::VerbsError("cudaDeviceFlushGPUDirectRDMAWrites", 0, cuda_text(e));
+      throw CudaError("cudaDeviceFlushGPUDirectRDMAWrites", device_, cuda_text(e));
   uint64_t wrong = 0;
   if (auto error = kernels::count_mismatches(static_cast<const char*>(buffer.addr()) + offset, bytes, seed, &wrong); !error.empty())
-    throw verbs::VerbsError("count_mismatches", 0, error);
+    throw CudaError("count_mismatches", device_, error);
   return wrong;
 }
 

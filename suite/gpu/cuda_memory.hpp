@@ -4,15 +4,28 @@
 // else by ibv_reg_mr on the device pointer (needs nvidia-peermem). The payload pattern is filled
 // and checked on the GPU by kernels/pattern.cu. Needs CUDA and libibverbs.
 #include "core/gpudirect_rules.hpp"
+#include "core/located_error.hpp"
 #include "verbs/memory.hpp"
 
 namespace fabricproof::gpu {
+
+// A failed CUDA call (or a pattern kernel): which call, on which GPU, and CUDA's error text.
+class CudaError : public LocatedError {
+ public:
+  CudaError(const std::string& api, int gpu, const std::string& detail)
+      : LocatedError("GPU " + std::to_string(gpu), api + ": " + detail), api_(api) {}
+  const std::string& api() const { return api_; }
+
+ private:
+  std::string api_;
+};
 
 class CudaMemoryProvider : public verbs::MemoryProvider {
  public:
   explicit CudaMemoryProvider(int device);
   std::string name() const override { return registration_.path.empty() ? "cuda" : "cuda-" + registration_.path; }
-  // Throws VerbsError "GPUDirect registration" with both paths' reasons when neither works.
+  // Throws CudaError on a failed CUDA call, VerbsError "GPUDirect registration" with both paths'
+  // reasons when neither registration works.
   verbs::Buffer allocate(ibv_pd* pd, size_t bytes) override;
   void fill(verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) override;
   uint64_t mismatches(const verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) override;

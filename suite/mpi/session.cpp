@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/located_error.hpp"
+
 namespace fabricproof::mpi {
 
 Session::Session(int* argc, char*** argv) {
@@ -41,6 +43,7 @@ Session::Session(int* argc, char*** argv) {
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
   host_ = name;
+  set_process_location(host_, rank_);  // every LocatedError thrown from here on names this node and rank
   hosts_.assign(static_cast<size_t>(size_), "");
   hosts_[static_cast<size_t>(rank_)] = host_;
   if (const char* inject = std::getenv("FABRICPROOF_INJECT")) inject_ = inject;

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/located_error.hpp"
+
 namespace fabricproof::verbs {
 
 struct DeviceListDeleter {
@@ -36,9 +38,10 @@ using CompletionQueue = std::unique_ptr<ibv_cq, CqDeleter>;
 using QueuePair = std::unique_ptr<ibv_qp, QpDeleter>;
 
 // A failed verbs call: which API, the errno it left, and on which device.
-class VerbsError : public std::runtime_error {
+class VerbsError : public LocatedError {
  public:
-  VerbsError(std::string api, int code, const std::string& detail);
+  // `device`: the RDMA device the call was made on, when there is one.
+  VerbsError(std::string api, int code, const std::string& detail, const std::string& device = "");
   const std::string& api() const { return api_; }
   int code() const { return code_; }
 

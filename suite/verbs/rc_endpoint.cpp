@@ -29,18 +29,18 @@ void modify(ibv_qp* qp, ibv_qp_attr& attr, int mask, const char* step) {
 
 RcEndpoint::RcEndpoint(const EndpointConfig& config, MemoryProvider& memory) : config_(config) {
   context_ = open_device(config.device);
-  if (ibv_query_port(context_.get(), config.port, &port_attr_) != 0) throw VerbsError("ibv_query_port", errno, config.device);
+  if (ibv_query_port(context_.get(), config.port, &port_attr_) != 0) throw VerbsError("ibv_query_port", errno, config.device, config.device);
   const bool ethernet = port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET;
-  if (ethernet && !config.gid_index) throw VerbsError("gid", EINVAL, config.device + ": RoCE needs a GID index and the port has no RoCE v2 IPv4 GID");
+  if (ethernet && !config.gid_index) throw VerbsError("gid", EINVAL, config.device + ": RoCE needs a GID index and the port has no RoCE v2 IPv4 GID", config.device);
   if (config.gid_index && ibv_query_gid(context_.get(), config.port, *config.gid_index, &gid_) != 0)
-    throw VerbsError("ibv_query_gid", errno, fmt::format("{} port {} index {}", config.device, config.port, *config.gid_index));
+    throw VerbsError("ibv_query_gid", errno, fmt::format("{} port {} index {}", config.device, config.port, *config.gid_index), config.device);
   pd_.reset(ibv_alloc_pd(context_.get()));
-  if (!pd_) throw VerbsError("ibv_alloc_pd", errno, config.device);
+  if (!pd_) throw VerbsError("ibv_alloc_pd", errno, config.device, config.device);
   const int send_cqe = config.tx_depth * config.qps + 64, recv_cqe = config.rx_depth + 64;
   send_cq_.reset(ibv_create_cq(context_.get(), send_cqe, nullptr, nullptr, 0));
-  if (!send_cq_) throw VerbsError("ibv_create_cq", errno, fmt::format("send CQ of {} entries", send_cqe));
+  if (!send_cq_) throw VerbsError("ibv_create_cq", errno, fmt::format("send CQ of {} entries", send_cqe), config.device);
   recv_cq_.reset(ibv_create_cq(context_.get(), recv_cqe, nullptr, nullptr, 0));
-  if (!recv_cq_) throw VerbsError("ibv_create_cq", errno, fmt::format("receive CQ of {} entries", recv_cqe));
+  if (!recv_cq_) throw VerbsError("ibv_create_cq", errno, fmt::format("receive CQ of {} entries", recv_cqe), config.device);
   for (int i = 0; i < config.qps; ++i) {
     ibv_qp_init_attr init{};
     init.send_cq = send_cq_.get();
@@ -56,7 +56,7 @@ RcEndpoint::RcEndpoint(const EndpointConfig& config, MemoryProvider& memory) : c
       init.cap.max_inline_data = 0;  // a device without inline support
       qp.reset(ibv_create_qp(pd_.get(), &init));
     }
-    if (!qp) throw VerbsError("ibv_create_qp", errno, config.device);
+    if (!qp) throw VerbsError("ibv_create_qp", errno, config.device, config.device);
     max_inline_ = init.cap.max_inline_data;
     qps_.push_back(std::move(qp));
   }

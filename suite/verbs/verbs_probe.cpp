@@ -108,8 +108,8 @@ void merge_port(ibv_context* context, int number, const ibv_port_attr& attr, Por
 
 }  // namespace
 
-VerbsError::VerbsError(std::string api, int code, const std::string& detail)
-    : std::runtime_error(fmt::format("{}: {} ({}){}", api, std::strerror(code), code, detail.empty() ? "" : ": " + detail)),
+VerbsError::VerbsError(std::string api, int code, const std::string& detail, const std::string& device)
+    : LocatedError(device, fmt::format("{}: {} ({}){}", api, std::strerror(code), code, detail.empty() ? "" : ": " + detail)),
       api_(std::move(api)),
       code_(code) {}
 
@@ -120,10 +120,10 @@ Context open_device(const std::string& name) {
   for (int i = 0; i < count; ++i) {
     if (name != ibv_get_device_name(list.get()[i])) continue;
     Context context(ibv_open_device(list.get()[i]));
-    if (!context) throw VerbsError("ibv_open_device", errno, name);
+    if (!context) throw VerbsError("ibv_open_device", errno, name, name);
     return context;
   }
-  throw VerbsError("ibv_get_device_list", ENODEV, "no RDMA device named " + name);
+  throw VerbsError("ibv_get_device_list", ENODEV, "no RDMA device named " + name, name);
 }
 
 void augment_with_verbs(NodeFacts& node) {

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <memory>
+#include <type_traits>
 #include <thread>
 
 #include "collectives/nccl_library.hpp"
@@ -31,152 +33,61 @@ std::string cuda_error(const char* call, cudaError_t e) {
   return e == cudaSuccess ? "" : fmt::format("{}: {}: {}", call, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
-class NcclEngine : public Engine {
+// Owners of this rank's CUDA objects, freed in reverse order of declaration.
+struct DeviceFree {
+  void operator()(void* p) const { cudaFree(p); }
+};
+struct StreamDestroy {
+  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
+};
+struct EventDestroy {
+  void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
+};
+using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
+using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
+using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroy>;
+
+// The communicator, non-blocking: every call returns at once and is settled against a deadline.
+// Its owner ends it cleanly (finalize, then destroy) or, when it is not quiescent (a failed or
+// unfinished finalize, a peer gone), aborts it, as nccl-tests' testStreamSynchronize does.
+class Communicator {
  public:
-  NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s)
-      : nccl_(nccl_library(&nccl_missing_)), timeout_(std::chrono::duration<double>(timeout_s)) {
-    MPI_Comm_rank(group, &rank_);
-    MPI_Comm_size(group, &ranks_);
-    error_ = setup(session, group, device, max_bytes);
+  Communicator(const NcclLibrary* nccl, std::chrono::duration<double> timeout) : nccl_(nccl), timeout_(timeout) {}
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  ~Communicator() {
+    if (!comm_) return;
+    const ncclResult_t r = nccl_->CommFinalize(comm_);
+    if (r == ncclSuccess || (r == ncclInProgress && settle("ncclCommFinalize").empty()))
+      nccl_->CommDestroy(comm_);
+    else
+      nccl_->CommAbort(comm_);
   }
 
-  ~NcclEngine() override {
-    if (comm_) {
-      // A clean communicator: finalize (non-blocking: until done), then free. One that did not
-      // finalize is not quiescent: abort it, as nccl-tests' testStreamSynchronize does.
-      const ncclResult_t r = nccl_->CommFinalize(comm_);
-      const bool finalized = r == ncclSuccess || (r == ncclInProgress && settle("ncclCommFinalize").empty());
-      if (finalized)
-        nccl_->CommDestroy(comm_);
-      else
-        nccl_->CommAbort(comm_);
-    }
-    if (start_) cudaEventDestroy(start_);
-    if (stop_) cudaEventDestroy(stop_);
-    if (stream_) cudaStreamDestroy(stream_);
-    cudaFree(send_);
-    cudaFree(recv_);
-  }
+  ncclComm_t get() const { return comm_; }
+  explicit operator bool() const { return comm_ != nullptr; }
 
-  std::string name() const override { return "nccl"; }
-  bool supports_in_place(CollOp op) const override { return coll_in_place_offset(op, 0, 1) >= 0; }
-
-  // Only the root writes a broadcast's input: a non-root rank's buffer stays zero until the call
-  // delivers (in place, a rank's own pattern there would hide a broadcast that never arrived).
-  std::string fill(const CollCall& c) override {
-    if (!error_.empty()) return error_;
-    const uint64_t in_count = c.op == CollOp::broadcast && rank_ != 0 ? 0 : coll_input_elements(c.op, c.chunk, ranks_);
-    const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    return kernels::fill_collective(input(c), in_count, output(c), out_count, c.dtype, rank_, stream_);
-  }
-
-  std::string run(const CollCall& c, int calls, double* seconds) override {
-    if (!error_.empty()) return error_;
-    if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(start_, stream_)); !e.empty()) return e;
-    // All calls enqueued back to back between one event pair, as nccl-tests times them. On a
-    // non-blocking communicator each call may return ncclInProgress (from NCCL 2.23, every one
-    // does): it is settled with a busy poll, not a sleep, so that the enqueue cost stays NCCL's own.
-    for (int i = 0; i < calls; ++i) {
-      const ncclResult_t r = enqueue(c);
-      if (r == ncclInProgress) {
-        if (auto e = settle("enqueue", Settle::busy); !e.empty()) return fail(e);
-      } else if (r != ncclSuccess) {
-        return fail(fmt::format("{}: {} ({})", to_string(c.op), nccl_->GetErrorString(r), nccl_->GetLastError(comm_)));
-      }
-    }
-    if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(stop_, stream_)); !e.empty()) return e;
-    if (auto e = wait(stop_); !e.empty()) return fail(e);
-    float ms = 0;
-    if (auto e = cuda_error("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start_, stop_)); !e.empty()) return e;
-    *seconds = ms / 1e3;
-    return "";
-  }
-
-  void abandon() override {
-    if (comm_) nccl_->CommAbort(comm_);
-    comm_ = nullptr;
-    error_ = "abandoned";
-  }
-
-  std::string count_wrong(const CollCall& c, uint64_t* wrong) override {
-    if (!error_.empty()) return error_;
-    const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    return kernels::count_collective_wrong(output(c), out_count, c.op, c.redop, c.dtype, rank_, ranks_, c.chunk, wrong, stream_);
-  }
-
- private:
-  // CUDA resources of this rank; "" or the first error.
-  std::string allocate(int device, uint64_t max_bytes) {
-    if (auto e = cuda_error("cudaSetDevice", cudaSetDevice(device)); !e.empty()) return e;
-    if (auto e = cuda_error("cudaMalloc", cudaMalloc(&send_, max_bytes)); !e.empty()) return e;
-    if (auto e = cuda_error("cudaMalloc", cudaMalloc(&recv_, max_bytes)); !e.empty()) return e;
-    if (auto e = cuda_error("cudaStreamCreate", cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); !e.empty()) return e;
-    if (auto e = cuda_error("cudaEventCreate", cudaEventCreate(&start_)); !e.empty()) return e;
-    return cuda_error("cudaEventCreate", cudaEventCreate(&stop_));
-  }
-
-  std::string setup(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes) {
-    std::string mine = nccl_ ? allocate(device, max_bytes) : nccl_missing_;
-    ncclUniqueId id{};
-    if (rank_ == 0 && mine.empty())
-      if (const ncclResult_t got = nccl_->GetUniqueId(&id); got != ncclSuccess) mine = fmt::format("ncclGetUniqueId: {}", nccl_->GetErrorString(got));
-    // Every rank makes both calls whatever failed locally, so that no rank waits for another that
-    // gave up; a CUDA or NCCL error of any rank is agreed, and then no rank creates the communicator.
-    const auto deadline = mpi::deadline_in(timeout_.count());
-    mpi::broadcast_bytes(session, group, &id, sizeof(id), 0, deadline, "the NCCL unique id");
-    if (auto agreed = mpi::agree_on_error(session, group, mine, deadline); !agreed.empty()) return agreed;
-    // Non-blocking: init and every later call return at once and are polled against a deadline.
+  std::string init(int ranks, const ncclUniqueId& id, int rank) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    const ncclResult_t r = nccl_->CommInitRankConfig(&comm_, ranks_, id, rank_, &config);
+    const ncclResult_t r = nccl_->CommInitRankConfig(&comm_, ranks, id, rank, &config);
     if (r != ncclSuccess && r != ncclInProgress) {
       comm_ = nullptr;
       return fmt::format("ncclCommInitRankConfig: {}", nccl_->GetErrorString(r));
     }
-    if (auto e = settle("ncclCommInitRankConfig"); !e.empty()) return fail(e);
-    return "";
+    return settle("ncclCommInitRankConfig");
   }
 
-  void* input(const CollCall& c) const {
-    if (!c.in_place) return send_;
-    return static_cast<char*>(recv_) + coll_in_place_offset(c.op, rank_, c.chunk) * size_of(c.dtype);
-  }
-
-  // Where the result lands: in-place reduce_scatter writes this rank's chunk inside its input, at
-  // rank x chunk (NCCL's in-place rule: recvbuff == sendbuff + rank * recvcount).
-  void* output(const CollCall& c) const {
-    if (c.in_place && c.op == CollOp::reduce_scatter) return static_cast<char*>(recv_) + static_cast<size_t>(rank_) * c.chunk * size_of(c.dtype);
-    return recv_;
-  }
-
-  ncclResult_t enqueue(const CollCall& c) {
-    const auto type = nccl_type(c.dtype);
-    const void* in = input(c);
-    void* out = output(c);
-    switch (c.op) {
-      case CollOp::allreduce: return nccl_->AllReduce(in, out, c.chunk, type, nccl_op(c.redop), comm_, stream_);
-      case CollOp::allgather: return nccl_->AllGather(in, out, c.chunk, type, comm_, stream_);
-      case CollOp::reduce_scatter: return nccl_->ReduceScatter(in, out, c.chunk, type, nccl_op(c.redop), comm_, stream_);
-      case CollOp::broadcast: return nccl_->Broadcast(in, out, c.chunk, type, 0, comm_, stream_);
-      case CollOp::alltoall: {  // NCCL has no alltoall call: grouped send/recv, as nccl-tests does
-        const size_t bytes = c.chunk * static_cast<size_t>(size_of(c.dtype));
-        // Every call's result counts: a failed send or receive inside the group is the group's error.
-        ncclResult_t first = nccl_->GroupStart();
-        for (int peer = 0; peer < ranks_ && first == ncclSuccess; ++peer) {
-          first = nccl_->Send(static_cast<const char*>(in) + peer * bytes, c.chunk, type, peer, comm_, stream_);
-          if (first == ncclSuccess) first = nccl_->Recv(static_cast<char*>(out) + peer * bytes, c.chunk, type, peer, comm_, stream_);
-        }
-        const ncclResult_t end = nccl_->GroupEnd();
-        return first != ncclSuccess ? first : end;
-      }
-    }
-    return ncclInvalidArgument;
+  // Abort (which also frees it): after an error or a lost peer, nothing more is called on it.
+  void abort() {
+    if (comm_) nccl_->CommAbort(comm_);
+    comm_ = nullptr;
   }
 
   // Polls the communicator until it leaves ncclInProgress; an error or the deadline is returned.
   // busy: yield between polls (a timed enqueue); relaxed: sleep (init and finalize take seconds).
   enum class Settle { busy, relaxed };
-  std::string settle(const char* what, Settle how = Settle::relaxed) {
+  std::string settle(const char* what, Settle how = Settle::relaxed) const {
     const auto deadline = Clock::now() + timeout_;
     ncclResult_t state = ncclInProgress;
     while (true) {
@@ -190,6 +101,136 @@ class NcclEngine : public Engine {
     return state == ncclSuccess ? "" : fmt::format("{}: {} ({})", what, nccl_->GetErrorString(state), nccl_->GetLastError(comm_));
   }
 
+ private:
+  const NcclLibrary* nccl_;
+  std::chrono::duration<double> timeout_;
+  ncclComm_t comm_ = nullptr;
+};
+
+class NcclEngine : public Engine {
+ public:
+  NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s)
+      : nccl_(nccl_library(&nccl_missing_)), timeout_(std::chrono::duration<double>(timeout_s)), comm_(nccl_, timeout_) {
+    MPI_Comm_rank(group, &rank_);
+    MPI_Comm_size(group, &ranks_);
+    error_ = setup(session, group, device, max_bytes);
+  }
+
+  std::string name() const override { return "nccl"; }
+  bool supports_in_place(CollOp op) const override { return coll_in_place_offset(op, 0, 1) >= 0; }
+
+  // Only the root writes a broadcast's input: a non-root rank's buffer stays zero until the call
+  // delivers (in place, a rank's own pattern there would hide a broadcast that never arrived).
+  std::string fill(const CollCall& c) override {
+    if (!error_.empty()) return error_;
+    const uint64_t in_count = c.op == CollOp::broadcast && rank_ != 0 ? 0 : coll_input_elements(c.op, c.chunk, ranks_);
+    const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
+    return kernels::fill_collective(input(c), in_count, output(c), out_count, c.dtype, rank_, stream_.get());
+  }
+
+  std::string run(const CollCall& c, int calls, double* seconds) override {
+    if (!error_.empty()) return error_;
+    if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(start_.get(), stream_.get())); !e.empty()) return e;
+    // All calls enqueued back to back between one event pair, as nccl-tests times them. On a
+    // non-blocking communicator each call may return ncclInProgress (from NCCL 2.23, every one
+    // does): it is settled with a busy poll, not a sleep, so that the enqueue cost stays NCCL's own.
+    for (int i = 0; i < calls; ++i) {
+      const ncclResult_t r = enqueue(c);
+      if (r == ncclInProgress) {
+        if (auto e = comm_.settle("enqueue", Communicator::Settle::busy); !e.empty()) return fail(e);
+      } else if (r != ncclSuccess) {
+        return fail(fmt::format("{}: {} ({})", to_string(c.op), nccl_->GetErrorString(r), nccl_->GetLastError(comm_.get())));
+      }
+    }
+    if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(stop_.get(), stream_.get())); !e.empty()) return e;
+    if (auto e = wait(stop_.get()); !e.empty()) return fail(e);
+    float ms = 0;
+    if (auto e = cuda_error("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start_.get(), stop_.get())); !e.empty()) return e;
+    *seconds = ms / 1e3;
+    return "";
+  }
+
+  void abandon() override {
+    comm_.abort();
+    error_ = "abandoned";
+  }
+
+  std::string count_wrong(const CollCall& c, uint64_t* wrong) override {
+    if (!error_.empty()) return error_;
+    const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
+    return kernels::count_collective_wrong(output(c), out_count, c.op, c.redop, c.dtype, rank_, ranks_, c.chunk, wrong, stream_.get());
+  }
+
+ private:
+  // CUDA resources of this rank; "" or the first error.
+  std::string allocate(int device, uint64_t max_bytes) {
+    if (auto e = cuda_error("cudaSetDevice", cudaSetDevice(device)); !e.empty()) return e;
+    for (DeviceBuffer* buffer : {&send_, &recv_}) {
+      void* p = nullptr;
+      if (auto e = cuda_error("cudaMalloc", cudaMalloc(&p, max_bytes)); !e.empty()) return e;
+      buffer->reset(p);
+    }
+    cudaStream_t stream = nullptr;
+    if (auto e = cuda_error("cudaStreamCreate", cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); !e.empty()) return e;
+    stream_.reset(stream);
+    for (Event* event : {&start_, &stop_}) {
+      cudaEvent_t created = nullptr;
+      if (auto e = cuda_error("cudaEventCreate", cudaEventCreate(&created)); !e.empty()) return e;
+      event->reset(created);
+    }
+    return "";
+  }
+
+  std::string setup(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes) {
+    std::string mine = nccl_ ? allocate(device, max_bytes) : nccl_missing_;
+    ncclUniqueId id{};
+    if (rank_ == 0 && mine.empty())
+      if (const ncclResult_t got = nccl_->GetUniqueId(&id); got != ncclSuccess) mine = fmt::format("ncclGetUniqueId: {}", nccl_->GetErrorString(got));
+    // Every rank makes both calls whatever failed locally, so that no rank waits for another that
+    // gave up; a CUDA or NCCL error of any rank is agreed, and then no rank creates the communicator.
+    const auto deadline = mpi::deadline_in(timeout_.count());
+    mpi::broadcast_bytes(session, group, &id, sizeof(id), 0, deadline, "the NCCL unique id");
+    if (auto agreed = mpi::agree_on_error(session, group, mine, deadline); !agreed.empty()) return agreed;
+    if (auto e = comm_.init(ranks_, id, rank_); !e.empty()) return fail(e);
+    return "";
+  }
+
+  void* input(const CollCall& c) const {
+    if (!c.in_place) return send_.get();
+    return static_cast<char*>(recv_.get()) + coll_in_place_offset(c.op, rank_, c.chunk) * size_of(c.dtype);
+  }
+
+  // Where the result lands: in-place reduce_scatter writes this rank's chunk inside its input, at
+  // rank x chunk (NCCL's in-place rule: recvbuff == sendbuff + rank * recvcount).
+  void* output(const CollCall& c) const {
+    if (c.in_place && c.op == CollOp::reduce_scatter) return static_cast<char*>(recv_.get()) + static_cast<size_t>(rank_) * c.chunk * size_of(c.dtype);
+    return recv_.get();
+  }
+
+  ncclResult_t enqueue(const CollCall& c) {
+    const auto type = nccl_type(c.dtype);
+    const void* in = input(c);
+    void* out = output(c);
+    switch (c.op) {
+      case CollOp::allreduce: return nccl_->AllReduce(in, out, c.chunk, type, nccl_op(c.redop), comm_.get(), stream_.get());
+      case CollOp::allgather: return nccl_->AllGather(in, out, c.chunk, type, comm_.get(), stream_.get());
+      case CollOp::reduce_scatter: return nccl_->ReduceScatter(in, out, c.chunk, type, nccl_op(c.redop), comm_.get(), stream_.get());
+      case CollOp::broadcast: return nccl_->Broadcast(in, out, c.chunk, type, 0, comm_.get(), stream_.get());
+      case CollOp::alltoall: {  // NCCL has no alltoall call: grouped send/recv, as nccl-tests does
+        const size_t bytes = c.chunk * static_cast<size_t>(size_of(c.dtype));
+        // Every call's result counts: a failed send or receive inside the group is the group's error.
+        ncclResult_t first = nccl_->GroupStart();
+        for (int peer = 0; peer < ranks_ && first == ncclSuccess; ++peer) {
+          first = nccl_->Send(static_cast<const char*>(in) + peer * bytes, c.chunk, type, peer, comm_.get(), stream_.get());
+          if (first == ncclSuccess) first = nccl_->Recv(static_cast<char*>(out) + peer * bytes, c.chunk, type, peer, comm_.get(), stream_.get());
+        }
+        const ncclResult_t end = nccl_->GroupEnd();
+        return first != ncclSuccess ? first : end;
+      }
+    }
+    return ncclInvalidArgument;
+  }
+
   // Waits for `event`, checking the communicator for asynchronous errors (a peer that died, a
   // network error) on every poll, like nccl-tests' testStreamSynchronize.
   std::string wait(cudaEvent_t event) {
@@ -199,9 +240,9 @@ class NcclEngine : public Engine {
       if (done == cudaSuccess) return "";
       if (done != cudaErrorNotReady) return cuda_error("cudaEventQuery", done);
       ncclResult_t state = ncclSuccess;
-      nccl_->CommGetAsyncError(comm_, &state);
+      nccl_->CommGetAsyncError(comm_.get(), &state);
       if (state != ncclSuccess && state != ncclInProgress)
-        return fmt::format("asynchronous NCCL error: {} ({})", nccl_->GetErrorString(state), nccl_->GetLastError(comm_));
+        return fmt::format("asynchronous NCCL error: {} ({})", nccl_->GetErrorString(state), nccl_->GetLastError(comm_.get()));
       if (Clock::now() > deadline) return fmt::format("the collective did not complete within {} s", timeout_.count());
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
@@ -209,8 +250,7 @@ class NcclEngine : public Engine {
 
   // An error on the communicator ends it: abort (which also frees it) and refuse further calls.
   std::string fail(const std::string& error) {
-    if (comm_) nccl_->CommAbort(comm_);
-    comm_ = nullptr;
+    comm_.abort();
     error_ = error;
     return error;
   }
@@ -220,12 +260,13 @@ class NcclEngine : public Engine {
   std::chrono::duration<double> timeout_;
   int rank_ = 0;
   int ranks_ = 1;
-  void* send_ = nullptr;
-  void* recv_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr;
-  cudaEvent_t stop_ = nullptr;
-  ncclComm_t comm_ = nullptr;
+  // Declared before the communicator: it ends (finalize or abort) before they are freed.
+  DeviceBuffer send_;
+  DeviceBuffer recv_;
+  Stream stream_;
+  Event start_;
+  Event stop_;
+  Communicator comm_;
   std::string error_;
 };
 

@@ -241,7 +241,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
         say_time_left();
       }
       engine.reset();  // the NCCL communicator ends before the group's MPI communicator
-      MPI_Comm_free(&comm);
+      mpi::free_group(comm);
     }
     // Ranks outside the group wait here (yielding the CPU) until rank 0 releases the next group.
     session.set_step("collectives", "waiting for the group of " + group_name);

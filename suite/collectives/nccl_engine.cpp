@@ -111,8 +111,8 @@ class NcclEngine : public Engine {
  public:
   NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s)
       : nccl_(nccl_library(&nccl_missing_)), timeout_(std::chrono::duration<double>(timeout_s)), comm_(nccl_, timeout_) {
-    MPI_Comm_rank(group, &rank_);
-    MPI_Comm_size(group, &ranks_);
+    rank_ = mpi::rank_in(group);
+    ranks_ = mpi::size_of(group);
     error_ = setup(session, group, device, max_bytes);
   }
 

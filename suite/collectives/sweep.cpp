@@ -38,9 +38,7 @@ Measured measure(mpi::Session& s, Engine& engine, MPI_Comm group, const SweepPla
 
 void run_sweep(mpi::Session& session, Engine& engine, MPI_Comm group, const SweepPlan& plan, CollResult& result,
                const std::function<void(const CollRow&)>& row_done) {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(group, &rank);
-  MPI_Comm_size(group, &ranks);
+  const int rank = mpi::rank_in(group), ranks = mpi::size_of(group);
   result.engine = engine.name();
   result.op = std::string(to_string(plan.op));
   result.time_stat = plan.time_stat;

@@ -295,4 +295,20 @@ std::vector<double> clock_offsets(Session& s, Clock::time_point deadline) {
   return offsets;
 }
 
+int rank_in(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+int size_of(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
+void free_group(MPI_Comm& comm) {
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
 }  // namespace fabricproof::mpi

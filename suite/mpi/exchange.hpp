@@ -57,6 +57,11 @@ std::string agree_on_error(Session& s, MPI_Comm comm, const std::string& mine, C
 // runs under the session's watchdog.
 MPI_Comm split(Session& s, MPI_Comm parent, bool member, Clock::time_point deadline, const std::string& what);
 
+// This rank's place in a group and the group's size; and the end of a group made by split().
+int rank_in(MPI_Comm comm);
+int size_of(MPI_Comm comm);
+void free_group(MPI_Comm& comm);
+
 // Point-to-point messages between two ranks on a tag (the verbs pairs' out-of-band channel).
 // send_to returns false when the peer did not take the message before the deadline.
 bool send_to(Session& s, int peer, int tag, const std::string& message, Clock::time_point deadline);

@@ -366,7 +366,10 @@ std::string inventory_section(const Report& r) {
 
 }  // namespace
 
-std::string render_html(const Report& r) {
+namespace {
+
+// The verdict banner, where the run stands, and the head table.
+std::string head_section(const Report& r) {
   std::vector<std::string> hosts;
   for (const auto& n : r.nodes) hosts.push_back(n.host);
   std::string h = page_head(fmt::format("fabricproof {}: {}", r.verdict_label(), fmt::join(hosts, ", ")));
@@ -384,15 +387,17 @@ std::string render_html(const Report& r) {
   for (const auto& [k, v] : parts.items())
       built.push_back(k + ": " + (v.is_boolean() && v.get<bool>() ? "yes" : "no"));
   const std::string profile = r.profile.is_object() ? compact(r.profile.value("name", nlohmann::json())) : "";
-  h += table({"", ""}, {{"Started", esc(r.started_at)},
-                         {"Finished", esc(r.finished_at)},
-                         {"Nodes", esc(fmt::format("{}", fmt::join(hosts, ", ")))},
-                         {"Ranks", fmt::format("{}{}", r.world_size, r.missing_ranks.empty() ? "" : fmt::format(" ({} did not answer)", r.missing_ranks.size()))},
-                         {"Profile", esc(profile)},
-                         {"Built with", esc(fmt::format("{}", fmt::join(built, ", ")))},
-                         {"Command", "<code>" + esc(fmt::format("{}", fmt::join(r.command, " "))) + "</code>"}});
+  return h + table({"", ""}, {{"Started", esc(r.started_at)},
+                              {"Finished", esc(r.finished_at)},
+                              {"Nodes", esc(fmt::format("{}", fmt::join(hosts, ", ")))},
+                              {"Ranks", fmt::format("{}{}", r.world_size, r.missing_ranks.empty() ? "" : fmt::format(" ({} did not answer)", r.missing_ranks.size()))},
+                              {"Profile", esc(profile)},
+                              {"Built with", esc(fmt::format("{}", fmt::join(built, ", ")))},
+                              {"Command", "<code>" + esc(fmt::format("{}", fmt::join(r.command, " "))) + "</code>"}});
+}
 
-  h += "<h2 id=\"triage\">What to check first</h2>\n";
+std::string triage_section(const Report& r) {
+  std::string h = "<h2 id=\"triage\">What to check first</h2>\n";
   const auto steps = view::triage(r);
   if (steps.empty()) h += "<p>Nothing: every check passed or was skipped with its reason.</p>\n";
   for (const auto& s : steps) {
@@ -405,15 +410,17 @@ std::string render_html(const Report& r) {
     if (s.findings.size() > kShown) h += fmt::format("<li class=\"muted\">and {} more in the findings table</li>", s.findings.size() - kShown);
     h += "</ul></div>\n";
   }
+  return h;
+}
 
-  std::vector<std::vector<std::string>> rows;
-  h += "<h2 id=\"verbs\">RDMA verbs matrix</h2>\n";
+// The verbs matrices, GPUDirect, the sweeps, the uplink and the NCCL audit.
+std::string measurement_sections(const Report& r) {
+  std::string h = "<h2 id=\"verbs\">RDMA verbs matrix</h2>\n";
   const auto mats = view::matrices(r);
   if (mats.empty()) h += "<p>No verbs measurements in this report (see Phases for the reason).</p>\n";
   for (const auto& m : mats) h += heatmap(m);
-
   if (r.gpudirect) {
-    rows.clear();
+    std::vector<std::vector<std::string>> rows;
     auto figure = [](const std::optional<double>& v) { return v ? num(*v) : std::string("-"); };
     for (const auto& c : r.gpudirect->comparison)
       rows.push_back({esc(c.pair), figure(c.host_gbps), figure(c.gpu_gbps), figure(c.ratio),
@@ -431,17 +438,16 @@ std::string render_html(const Report& r) {
 
   h += r.uplink ? uplink_section(*r.uplink)
                 : "<h2 id=\"uplink\">Uplink</h2>\n<p>No uplink measurement in this run (on request: "
-                                       "<code>--phases ...,uplink --uplink-target HOST[:PORT]</code>).</p>\n";
+                  "<code>--phases ...,uplink --uplink-target HOST[:PORT]</code>).</p>\n";
 
   h += "<h2 id=\"nccl\">NCCL transport audit</h2>\n";
   const auto audit = view::nccl_audit(r);
-  h += audit.present ? nccl_section(audit) : "<p>No NCCL logs audited in this run (see Phases for the reason).</p>\n";
+  return h + (audit.present ? nccl_section(audit) : "<p>No NCCL logs audited in this run (see Phases for the reason).</p>\n");
+}
 
-  h += "<h2 id=\"findings\">Findings</h2><p class=\"muted\">Worst first; click a column header to sort.</p>\n" + findings_table(worst_first(r.findings), "findings-table");
-  h += "<h2 id=\"inventory\">Inventory</h2>\n" + inventory_section(r);
-
-  h += "<h2 id=\"phases\">Phases</h2>\n";
-  rows.clear();
+std::string phases_section(const Report& r) {
+  std::string h = "<h2 id=\"phases\">Phases</h2>\n";
+  std::vector<std::vector<std::string>> rows;
   for (const auto& p : r.phases) rows.push_back({esc(p.name), tag(p.verdict), fmt::format("{:.1f}", p.duration_s), esc(p.reason)});
   h += table({"phase", "verdict", "duration (s)", "reason"}, rows);
   rows.clear();
@@ -450,8 +456,16 @@ std::string render_html(const Report& r) {
   h += "<h3>Absent, with the reason</h3>" + table({"node", "what", "reason"}, rows);
   rows.clear();
   for (const auto& p : r.rank_map) rows.push_back({std::to_string(p.rank), esc(p.host), std::to_string(p.local_rank), opt(p.gpu), esc(p.gpu_uuid)});
-  h += "<h3>Rank map</h3>" + table({"rank", "host", "local rank", "GPU", "GPU UUID"}, rows);
-  return h + page_tail();
+  return h + "<h3>Rank map</h3>" + table({"rank", "host", "local rank", "GPU", "GPU UUID"}, rows);
+}
+
+}  // namespace
+
+std::string render_html(const Report& r) {
+  std::string h = head_section(r) + triage_section(r) + measurement_sections(r);
+  h += "<h2 id=\"findings\">Findings</h2><p class=\"muted\">Worst first; click a column header to sort.</p>\n" + findings_table(worst_first(r.findings), "findings-table");
+  h += "<h2 id=\"inventory\">Inventory</h2>\n" + inventory_section(r);
+  return h + phases_section(r) + page_tail();
 }
 
 std::string render_findings_html(const std::string& title, Verdict verdict, const std::string& intro, const std::vector<Finding>& findings) {

@@ -171,8 +171,10 @@ std::string render_findings_markdown(const std::vector<const Finding*>& findings
   return md;
 }
 
-std::string render_markdown(const Report& r) {
-  std::string md;
+namespace {
+
+// The head: verdict, when, where, what ran.
+void head_table(std::string& md, const Report& r) {
   std::vector<std::string> hosts;
   for (const auto& n : r.nodes) hosts.push_back(n.host);
   std::vector<std::string> built;
@@ -195,6 +197,10 @@ std::string render_markdown(const Report& r) {
   if (r.launcher) md += fmt::format("| Launched by | {} |\n", cell(describe(*r.launcher)));
   md += fmt::format("| Command | `{}` |\n\n", cell(fmt::format("{}", fmt::join(r.command, " "))));
 
+}
+
+// Counts, what needs attention, and where to start in the seed's triage order.
+void attention_sections(std::string& md, const Report& r) {
   std::map<Verdict, int> counts;
   for (const auto& f : r.findings) ++counts[f.verdict];
   md += fmt::format("Findings: {} pass, {} warn, {} fail, {} error, {} skip.\n\n", counts[Verdict::pass],
@@ -219,6 +225,10 @@ std::string render_markdown(const Report& r) {
     md += "\n";
   }
 
+}
+
+// Phases, nodes and their RDMA ports.
+void phase_and_node_tables(std::string& md, const Report& r) {
   md += "## Phases\n\n| phase | verdict | duration (s) | reason |\n|---|---|---|---|\n";
   for (const auto& p : r.phases)
     md += fmt::format("| {} | {} | {:.1f} | {} |\n", p.name, verdict_label(p.verdict), p.duration_s, cell(p.reason));
@@ -242,6 +252,10 @@ std::string render_markdown(const Report& r) {
                           cell(p.link_layer), opt(p.active_mtu), p.netdev.empty() ? "-" : cell(p.netdev + " (" + opt(p.netdev_mtu) + ")"),
                           opt(p.roce_v2_gid_index), cell(d.fw_ver), cell(d.pci), opt(d.numa_node), cell(pcie_text(d.pcie)));
 
+}
+
+// Component identity, GPUs, GPU-HCA paths and what could not be read.
+void component_tables(std::string& md, const Report& r) {
   md += "\n## Component identity (birth certificate)\n\n| node | kind | name | PCI slot | model / part number | serial | firmware / driver | node GUID / GPU UUID | NUMA |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : view::components(r))
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(c.host), c.kind, cell(c.name), cell(c.slot), cell(c.model), cell(c.serial),
@@ -270,12 +284,27 @@ std::string render_markdown(const Report& r) {
   for (const auto& n : r.nodes)
     for (const auto& a : n.absent) md += fmt::format("| {} | {} | {} |\n", cell(n.host), cell(a.what), cell(a.reason));
 
+}
+
+// What the fabric phases measured.
+void measurement_tables(std::string& md, const Report& r) {
   for (const auto& m : view::matrices(r)) matrix_table(md, m);
   if (r.gpudirect) gpudirect_table(md, *r.gpudirect);
   if (r.collectives) collectives_tables(md, *r.collectives);
   if (r.uplink) uplink_table(md, *r.uplink);
   if (const auto audit = view::nccl_audit(r); audit.present) nccl_table(md, audit);
 
+}
+
+}  // namespace
+
+std::string render_markdown(const Report& r) {
+  std::string md;
+  head_table(md, r);
+  attention_sections(md, r);
+  phase_and_node_tables(md, r);
+  component_tables(md, r);
+  measurement_tables(md, r);
   md += "\n## Rank map\n\n| rank | host | local rank | GPU |\n|---|---|---|---|\n";
   for (const auto& p : r.rank_map) md += fmt::format("| {} | {} | {} | {} |\n", p.rank, cell(p.host), p.local_rank, opt(p.gpu));
 

@@ -149,18 +149,21 @@ std::pair<std::string, std::string> choose_collective_engine(const SweepOptions&
   return {FABRICPROOF_HAVE_NCCL && why_not_nccl.empty() ? "nccl" : "mpi", ""};
 }
 
-CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
-                                         const Profile& profile, const std::function<void(const std::string&)>& progress,
-                                         const std::function<void(const CollectivesSection&, bool group_done)>& after_group) {
-  const auto& o = options.collectives;
-  const auto deadline = [&](double seconds) { return mpi::deadline_in(seconds); };
-  std::string plan_text;
-  if (session.is_root()) plan_text = json_text(json(make_plan(choose_collective_engine(o, cluster).first, cluster, session.size())));
-  const auto plan = json::parse(mpi::broadcast_from_root(session, plan_text, deadline(options.timeout_s), "the collectives plan")).get<Plan>();
+namespace {
 
-  // The top size: what the tightest rank can hold in two buffers (send and receive).
+// The sizes of the sweep: the top size is what the tightest rank can hold in two buffers (send
+// and receive), what one call can take, and what the profile allows.
+struct SweepSizes {
+  uint64_t requested = 0;
+  SizeClip clip;
+  std::vector<uint64_t> sizes;
+};
+
+SweepSizes size_the_sweep(const RunOptions& options, mpi::Session& session, const Profile& profile, const Plan& plan) {
+  const auto& o = options.collectives;
   const auto usable = usable_memory(plan, session.rank());
-  const uint64_t least = mpi::allreduce(session, session.world(), usable.bytes, MPI_MIN, deadline(options.timeout_s), "the memory each rank can use");
+  const uint64_t least =
+      mpi::allreduce(session, session.world(), usable.bytes, MPI_MIN, mpi::deadline_in(options.timeout_s), "the memory each rank can use");
   // MPI counts are int (the engine splits whole-buffer calls; per-rank counts bound the others);
   // NCCL counts are size_t.
   uint64_t call_limit = UINT64_MAX;
@@ -170,111 +173,146 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
         call_limit = std::min(call_limit, max_call_bytes(*coll_op_from(name), *data_type_from(o.dtype), static_cast<int>(g.ranks.size()), INT_MAX));
   // Without --max-bytes the profile may bound the sweep (the lab's does: TCP between TCG VMs).
   const bool profile_bound = !o.max_bytes_given && profile.collectives.max_bytes && *profile.collectives.max_bytes < o.max_bytes;
-  const uint64_t requested = profile_bound ? std::max(*profile.collectives.max_bytes, o.min_bytes) : o.max_bytes;
-  auto clip = clip_max_bytes(o.min_bytes, requested, o.factor, least, 2, call_limit, usable.why);
-  if (profile_bound && clip.reason.empty())
-    clip.reason = fmt::format("the profile's collectives.max_bytes ({} bytes) bounds the sweep; --max-bytes overrides it", requested);
-  const auto sizes = sweep_sizes(o.min_bytes, clip.max_bytes, o.factor);
-  if (sizes.empty()) throw std::runtime_error(fmt::format("no size of the sweep fits: {}", clip.reason));
-  const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};
+  SweepSizes out;
+  out.requested = profile_bound ? std::max(*profile.collectives.max_bytes, o.min_bytes) : o.max_bytes;
+  out.clip = clip_max_bytes(o.min_bytes, out.requested, o.factor, least, 2, call_limit, usable.why);
+  if (profile_bound && out.clip.reason.empty())
+    out.clip.reason = fmt::format("the profile's collectives.max_bytes ({} bytes) bounds the sweep; --max-bytes overrides it", out.requested);
+  out.sizes = sweep_sizes(o.min_bytes, out.clip.max_bytes, o.factor);
+  if (out.sizes.empty()) throw std::runtime_error(fmt::format("no size of the sweep fits: {}", out.clip.reason));
+  return out;
+}
 
+// Every rank's NCCL_DEBUG log, kept next to the report (rank 0); a missing one is named.
+void gather_nccl_logs(const RunOptions& options, mpi::Session& session, const NcclLog& nccl_log, CollectivesOutcome& outcome) {
+  session.set_step("collectives", "gathering the NCCL logs");
+  const auto text = read_text(nccl_log.path);
+  const auto logs = mpi::gather_to_root(session, json_text(json{{"path", nccl_log.path}, {"found", text.has_value()}, {"text", text.value_or("")}}),
+                                        mpi::deadline_in(options.timeout_s), "gathering the NCCL logs");
+  logs.require_all(session, "gathering the NCCL logs");
+  if (!nccl_log.private_dir.empty()) fs::remove_all(nccl_log.private_dir);
+  if (!session.is_root()) return;
+  const auto dir = fs::path(options.out_dir) / "nccl-logs";
+  fs::create_directories(dir);
+  for (size_t rank = 0; rank < logs.parts.size(); ++rank) {
+    const auto part = json::parse(*logs.parts[rank]);
+    if (!part.at("found").get<bool>()) {
+      outcome.nccl_logs_missing.push_back(fmt::format("rank {}: NCCL log file {} not found (NCCL_DEBUG_FILE)", rank, part.at("path").get<std::string>()));
+      continue;
+    }
+    const auto path = (dir / fmt::format("rank-{}.log", rank)).string();
+    if (write_file_atomic(path, part.at("text").get<std::string>()).empty()) outcome.nccl_logs.push_back(path);
+  }
+}
+
+// The phase as it goes: the sweeps done (rank 0 keeps them: every group starts at its node), the
+// one running, and the section the report shows at each write.
+struct PhaseState {
+  const Plan& plan;
+  const SweepOptions& o;
+  const SweepSizes& sizes;
+  const ClusterFacts& cluster;
+  const Profile& profile;
+  const std::function<void(const std::string&)>& progress;
+  const std::function<void(const CollectivesSection&, bool group_done)>& after_group;
   CollectivesOutcome outcome;
   std::vector<CollResult> results;
-  const CollResult* running = nullptr;  // the sweep in progress, for the report written while it runs
-  auto section = [&] {
-    CollectivesSection c{plan.engine, o, {requested, clip.max_bytes, clip.reason}, plan.groups, results, scaling_table(results, cluster, profile),
-                         outcome.nccl_logs, outcome.nccl_logs_missing};
+  const CollResult* running = nullptr;
+  size_t sweeps_done = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+  CollectivesSection section() const {
+    CollectivesSection c{plan.engine, o, {sizes.requested, sizes.clip.max_bytes, sizes.clip.reason}, plan.groups, results,
+                         scaling_table(results, cluster, profile), outcome.nccl_logs, outcome.nccl_logs_missing};
     if (running) c.results.push_back(*running);
     return c;
-  };
-  if (!clip.reason.empty()) progress("collectives: " + clip.reason);
+  }
 
   // Time left after each sweep, from the mean sweep so far (rank 0 is in every group). Larger
   // groups run a little longer per sweep, so the estimate is low early on; it says "about".
-  const size_t total_sweeps = plan.groups.size() * o.ops.size();
-  size_t sweeps_done = 0;
-  const auto phase_start = std::chrono::steady_clock::now();
-  auto say_time_left = [&] {
-    if (++sweeps_done >= total_sweeps) return;
-    const double done_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_start).count();
-    progress(fmt::format("collectives: {} of {} sweeps in {:.0f} s, about {:.0f} s left", sweeps_done, total_sweeps, done_s,
-                         done_s / static_cast<double>(sweeps_done) * static_cast<double>(total_sweeps - sweeps_done)));
-  };
+  void say_time_left() {
+    const size_t total = plan.groups.size() * o.ops.size();
+    if (++sweeps_done >= total) return;
+    const double done_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    progress(fmt::format("collectives: {} of {} sweeps in {:.0f} s, about {:.0f} s left", sweeps_done, total, done_s,
+                         done_s / static_cast<double>(sweeps_done) * static_cast<double>(total - sweeps_done)));
+  }
+
+  // One op on one group. A lost rank abandons the engine (no finalize on a communicator whose peer
+  // is gone); the rows before it stay in the report.
+  void sweep(mpi::Session& session, collectives::Engine& engine, MPI_Comm comm, const CollGroup& group, const std::string& name,
+             const std::string& group_name) {
+    collectives::SweepPlan plan_of_op{*coll_op_from(name), *data_type_from(o.dtype), *reduce_op_from(o.redop), sizes.sizes, o.iters, o.warmup,
+                                      o.in_place, o.timeout_s, o.time_stat, fmt::format("{} on {}", name, group_name)};
+    session.set_step("collectives", plan_of_op.label);
+    progress(fmt::format("collectives: {} ({}) on {}, {} {}", name, plan.engine, group_name, o.dtype, reduces(plan_of_op.op) ? o.redop : ""));
+    progress(coll_header_line());
+    CollResult result;
+    result.nodes = group.nodes;
+    result.hosts = group.hosts;
+    running = &result;
+    auto row_done = [&](const CollRow& row) {
+      progress(coll_row_line(row));
+      after_group(section(), false);
+    };
+    try {
+      collectives::run_sweep(session, engine, comm, plan_of_op, result, row_done);
+    } catch (const mpi::Lost&) {
+      engine.abandon();
+      running = nullptr;
+      if (session.is_root()) {
+        result.status = Status::error;
+        result.reason = "a rank of the group stopped answering";
+        results.push_back(std::move(result));
+        after_group(section(), true);
+      }
+      throw;
+    }
+    running = nullptr;
+    if (result.status != Status::ok) progress(fmt::format("collectives: {} stopped: {}", name, result.reason));
+    results.push_back(std::move(result));
+    say_time_left();
+  }
+};
+
+}  // namespace
+
+CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
+                                         const Profile& profile, const std::function<void(const std::string&)>& progress,
+                                         const std::function<void(const CollectivesSection&, bool group_done)>& after_group) {
+  const auto& o = options.collectives;
+  std::string plan_text;
+  if (session.is_root()) plan_text = json_text(json(make_plan(choose_collective_engine(o, cluster).first, cluster, session.size())));
+  const auto plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), "the collectives plan")).get<Plan>();
+  const SweepSizes sizes = size_the_sweep(options, session, profile, plan);
+  const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};
+  PhaseState state{plan, o, sizes, cluster, profile, progress, after_group, {}, {}, nullptr, 0, std::chrono::steady_clock::now()};
+  if (!sizes.clip.reason.empty()) progress("collectives: " + sizes.clip.reason);
 
   for (const auto& group : plan.groups) {
     const bool member = std::binary_search(group.ranks.begin(), group.ranks.end(), session.rank());
     const auto group_name = fmt::format("{} node(s), {} rank(s)", group.nodes, group.ranks.size());
     session.set_step("collectives", "forming the group of " + group_name);
-    MPI_Comm comm = mpi::split(session, session.world(), member, deadline(o.timeout_s), "the group of " + group_name);
+    MPI_Comm comm = mpi::split(session, session.world(), member, mpi::deadline_in(o.timeout_s), "the group of " + group_name);
     if (member) {
-      auto engine = make_engine(plan, session, comm, clip.max_bytes, o.timeout_s);
-      for (const auto& name : o.ops) {
-        collectives::SweepPlan sweep{*coll_op_from(name), *data_type_from(o.dtype), *reduce_op_from(o.redop), sizes, o.iters, o.warmup,
-                                     o.in_place, o.timeout_s, o.time_stat, fmt::format("{} on {}", name, group_name)};
-        session.set_step("collectives", sweep.label);
-        progress(fmt::format("collectives: {} ({}) on {}, {} {}", name, plan.engine, group_name, o.dtype, reduces(sweep.op) ? o.redop : ""));
-        progress(coll_header_line());
-        CollResult result;
-        result.nodes = group.nodes;
-        result.hosts = group.hosts;
-        running = &result;
-        auto row_done = [&](const CollRow& row) {
-          progress(coll_row_line(row));
-          after_group(section(), false);
-        };
-        try {
-          collectives::run_sweep(session, *engine, comm, sweep, result, row_done);
-        } catch (const mpi::Lost&) {
-          engine->abandon();  // no finalize on a communicator whose peer is gone
-          running = nullptr;
-          if (session.is_root()) {  // the rows before the lost rank stay in the report
-            result.status = Status::error;
-            result.reason = "a rank of the group stopped answering";
-            results.push_back(std::move(result));
-            after_group(section(), true);
-          }
-          throw;
-        }
-        running = nullptr;
-        if (result.status != Status::ok) progress(fmt::format("collectives: {} stopped: {}", name, result.reason));
-        results.push_back(std::move(result));  // kept on rank 0 (the group's rank 0: groups start at its node)
-        say_time_left();
-      }
+      auto engine = make_engine(plan, session, comm, sizes.clip.max_bytes, o.timeout_s);
+      for (const auto& name : o.ops) state.sweep(session, *engine, comm, group, name, group_name);
       engine.reset();  // the NCCL communicator ends before the group's MPI communicator
       mpi::free_group(comm);
     }
     // Ranks outside the group wait here (yielding the CPU) until rank 0 releases the next group.
     session.set_step("collectives", "waiting for the group of " + group_name);
-    mpi::broadcast_from_root(session, "next", deadline(group_budget_s(o, sizes.size())), "the end of the group of " + group_name);
-    if (session.is_root()) after_group(section(), true);
+    mpi::broadcast_from_root(session, "next", mpi::deadline_in(group_budget_s(o, sizes.sizes.size())), "the end of the group of " + group_name);
+    if (session.is_root()) after_group(state.section(), true);
   }
 
-  if (plan.engine == "nccl") {  // every rank's NCCL_DEBUG log, kept next to the report
-    session.set_step("collectives", "gathering the NCCL logs");
-    const auto text = read_text(nccl_log.path);
-    const auto logs = mpi::gather_to_root(session, json_text(json{{"path", nccl_log.path}, {"found", text.has_value()}, {"text", text.value_or("")}}),
-                                          deadline(options.timeout_s), "gathering the NCCL logs");
-    logs.require_all(session, "gathering the NCCL logs");
-    if (!nccl_log.private_dir.empty()) fs::remove_all(nccl_log.private_dir);
-    if (session.is_root()) {
-      const auto dir = fs::path(options.out_dir) / "nccl-logs";
-      fs::create_directories(dir);
-      for (size_t rank = 0; rank < logs.parts.size(); ++rank) {
-        const auto part = json::parse(*logs.parts[rank]);
-        if (!part.at("found").get<bool>()) {
-          outcome.nccl_logs_missing.push_back(fmt::format("rank {}: NCCL log file {} not found (NCCL_DEBUG_FILE)", rank, part.at("path").get<std::string>()));
-          continue;
-        }
-        const auto path = (dir / fmt::format("rank-{}.log", rank)).string();
-        if (write_file_atomic(path, part.at("text").get<std::string>()).empty()) outcome.nccl_logs.push_back(path);
-      }
-    }
-  }
-  if (!session.is_root()) return outcome;
-  outcome.findings = check_collectives(results, cluster, profile);
-  outcome.section = section();
-  outcome.summary = fmt::format("{} engine, {} sweep(s) over {} group(s), sizes {}..{} bytes", plan.engine, results.size(),
-                                plan.groups.size(), sizes.front(), sizes.back());
+  if (plan.engine == "nccl") gather_nccl_logs(options, session, nccl_log, state.outcome);
+  if (!session.is_root()) return state.outcome;
+  auto& outcome = state.outcome;
+  outcome.findings = check_collectives(state.results, cluster, profile);
+  outcome.section = state.section();
+  outcome.summary = fmt::format("{} engine, {} sweep(s) over {} group(s), sizes {}..{} bytes", plan.engine, state.results.size(),
+                                plan.groups.size(), sizes.sizes.front(), sizes.sizes.back());
   return outcome;
 }
 

@@ -62,10 +62,10 @@ GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& se
   gpu_tests.tests = {"write_bw", "send_bw"};  // SEND: the receiving GPU checks the payload
 
   verbs::HostMemoryProvider host_memory;
-  auto host = run_verbs_matrix(options, host_tests, session, cluster, profile, host_memory, pair_ranks_by_gpu, "gpudirect host", progress, none);
+  auto host = run_verbs_matrix(options, session, cluster, profile, MatrixRun{host_tests, host_memory, pair_ranks_by_gpu, "gpudirect host", progress, none});
   const int device = this_rank_gpu(session);
   gpu::CudaMemoryProvider gpu_memory(device < 0 ? 0 : device);
-  auto gpu = run_verbs_matrix(options, gpu_tests, session, cluster, profile, gpu_memory, pair_ranks_by_gpu, "gpudirect gpu", progress, none);
+  auto gpu = run_verbs_matrix(options, session, cluster, profile, MatrixRun{gpu_tests, gpu_memory, pair_ranks_by_gpu, "gpudirect gpu", progress, none});
 
   // Which registration path each rank's GPU memory took, for the report and the findings.
   GpuRegistration mine = gpu_memory.registration();

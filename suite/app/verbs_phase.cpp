@@ -116,23 +116,13 @@ PairResult result_of(const VerbsPlan& plan, const VerbsTask& task, const std::ve
 
 }  // namespace
 
-VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
-                                  const Profile& profile, const std::function<void(const std::string&)>& progress,
-                                  const std::function<void(const VerbsSection&)>& after_round) {
-  verbs::HostMemoryProvider memory;
-  return run_verbs_matrix(options, options.verbs, session, cluster, profile, memory, nullptr, "verbs", progress, after_round);
-}
+namespace {
 
-VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions& verbs_options, mpi::Session& session,
-                                   const ClusterFacts& cluster, const Profile& profile, verbs::MemoryProvider& memory,
-                                   const std::function<void(VerbsPlan&)>& adjust, const std::string& name,
-                                   const std::function<void(const std::string&)>& progress,
-                                   const std::function<void(const VerbsSection&)>& after_round) {
-  VerbsPhaseOutcome outcome;
+// Rank 0 plans (in the traffic class NCCL will use, unless told otherwise) and every rank gets the plan.
+VerbsPlan share_plan(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster, const Profile& profile, const MatrixRun& run) {
   std::string plan_text;
   if (session.is_root()) {
-    VerbsOptions chosen = verbs_options;
-    // The tests run in the traffic class NCCL will use, unless told otherwise.
+    VerbsOptions chosen = run.verbs;
     if (!chosen.traffic_class)
       if (const char* tc = std::getenv("NCCL_IB_TC"); tc && *tc) {
         char* end = nullptr;
@@ -143,11 +133,72 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions
         }
       }
     auto planned = plan_verbs(cluster, profile, chosen);
-    if (adjust) adjust(planned);
+    if (run.adjust) run.adjust(planned);
     plan_text = json_text(json(planned));
   }
-  const auto plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), name + ": the plan"))
-                        .get<VerbsPlan>();
+  return json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), run.name + ": the plan")).get<VerbsPlan>();
+}
+
+// This rank's pairs of one round, in task order on every rank (no two ranks wait on each other in a
+// cycle); the results of the pairs it reports for.
+json run_my_pairs(const RunOptions& options, mpi::Session& session, const VerbsPlan& plan, int round, int first_tag, verbs::MemoryProvider& memory) {
+  json mine = json::array();
+  for (const auto& task : plan.tasks) {
+    if (task.round != round || !task.skip_reason.empty()) continue;
+    const auto& ea = plan.endpoints[task.a];
+    const auto& eb = plan.endpoints[task.b];
+    const bool is_a = ea.rank == session.rank(), is_b = eb.rank == session.rank();
+    if (!is_a && !is_b) continue;
+    verbs::PairPlan pair;
+    pair.options = plan.options;
+    pair.reporter = is_a;
+    pair.self_index = is_a ? task.a : task.b;
+    pair.peer_index = is_a ? task.b : task.a;
+    pair.self = plan.endpoints[pair.self_index];
+    pair.peer = plan.endpoints[pair.peer_index];
+    pair.sysfs_root = options.root;
+    MpiChannel channel(session, pair.peer.rank, first_tag + task.id, plan.options.timeout_s);
+    auto result = verbs::run_pair(pair, channel, memory);
+    if (!is_a) continue;
+    PairResult r;
+    r.task = task.id;
+    r.round = task.round;
+    r.a = task.a;
+    r.b = task.b;
+    r.tests = std::move(result.tests);
+    r.counter_deltas = std::move(result.counter_deltas);
+    mine.push_back(r);
+  }
+  return mine;
+}
+
+// Rank 0: the round's results into the section, one per task (a pair nobody reported is an error).
+void collect_round(const VerbsPlan& plan, int round, const mpi::Gathered& gathered, const MatrixRun& run, VerbsSection& section) {
+  std::vector<PairResult> results;
+  for (const auto& part : gathered.parts)
+    if (part)
+      for (const auto& r : json::parse(*part)) results.push_back(r.get<PairResult>());
+  for (const auto& task : plan.tasks) {
+    if (task.round != round) continue;
+    auto r = result_of(plan, task, results);
+    run.progress(fmt::format("{}: round {} of {}: {}", run.name, round + 1, plan.rounds, describe(section, r)));
+    section.pairs.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
+                                  const Profile& profile, const std::function<void(const std::string&)>& progress,
+                                  const std::function<void(const VerbsSection&)>& after_round) {
+  verbs::HostMemoryProvider memory;
+  return run_verbs_matrix(options, session, cluster, profile, MatrixRun{options.verbs, memory, nullptr, "verbs", progress, after_round});
+}
+
+VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster, const Profile& profile,
+                                   const MatrixRun& run) {
+  VerbsPhaseOutcome outcome;
+  const auto plan = share_plan(options, session, cluster, profile, run);
   // One tag per task, fresh for this matrix: a late message of an aborted pair never matches another.
   const int first_tag = session.next_tags(static_cast<int>(plan.tasks.size()));
   auto& section = outcome.section;
@@ -158,59 +209,22 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions
   const auto phase_start = mpi::Clock::now();
   for (int round = 0; round < plan.rounds; ++round) {
     const auto round_start = mpi::Clock::now();
-    session.set_step(name, fmt::format("round {} of {}: {}", round + 1, plan.rounds, round_pairs(plan, round)));
-    json mine = json::array();
-    for (const auto& task : plan.tasks) {  // in task order on every rank: no two ranks wait on each other in a cycle
-      if (task.round != round || !task.skip_reason.empty()) continue;
-      const auto& ea = plan.endpoints[task.a];
-      const auto& eb = plan.endpoints[task.b];
-      const bool is_a = ea.rank == session.rank(), is_b = eb.rank == session.rank();
-      if (!is_a && !is_b) continue;
-      verbs::PairPlan pair;
-      pair.options = plan.options;
-      pair.reporter = is_a;
-      pair.self_index = is_a ? task.a : task.b;
-      pair.peer_index = is_a ? task.b : task.a;
-      pair.self = plan.endpoints[pair.self_index];
-      pair.peer = plan.endpoints[pair.peer_index];
-      pair.sysfs_root = options.root;
-      MpiChannel channel(session, pair.peer.rank, first_tag + task.id, plan.options.timeout_s);
-      auto result = verbs::run_pair(pair, channel, memory);
-      if (!is_a) continue;
-      PairResult r;
-      r.task = task.id;
-      r.round = task.round;
-      r.a = task.a;
-      r.b = task.b;
-      r.tests = std::move(result.tests);
-      r.counter_deltas = std::move(result.counter_deltas);
-      mine.push_back(r);
-    }
+    session.set_step(run.name, fmt::format("round {} of {}: {}", round + 1, plan.rounds, round_pairs(plan, round)));
+    const json mine = run_my_pairs(options, session, plan, round, first_tag, run.memory);
     const auto deadline = round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000));
-    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline, fmt::format("{}: round {} results", name, round + 1));
-    if (session.is_root()) {
-      std::vector<PairResult> results;
-      for (const auto& part : gathered.parts)
-        if (part)
-          for (const auto& r : json::parse(*part)) results.push_back(r.get<PairResult>());
-      for (const auto& task : plan.tasks) {
-        if (task.round != round) continue;
-        auto r = result_of(plan, task, results);
-        progress(fmt::format("{}: round {} of {}: {}", name, round + 1, plan.rounds, describe(section, r)));
-        section.pairs.push_back(std::move(r));
-      }
-    }
+    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline, fmt::format("{}: round {} results", run.name, round + 1));
+    if (session.is_root()) collect_round(plan, round, gathered, run, section);
     // The results so far reach the report before a silent rank ends the run.
-    if (session.is_root() && !gathered.silent.empty()) after_round(section);
-    gathered.require_all(session, fmt::format("{}: round {} of {} ({})", name, round + 1, plan.rounds, round_pairs(plan, round)));
+    if (session.is_root() && !gathered.silent.empty()) run.after_round(section);
+    gathered.require_all(session, fmt::format("{}: round {} of {} ({})", run.name, round + 1, plan.rounds, round_pairs(plan, round)));
     // The round barrier: nobody starts the next round while a peer may still be in this one.
-    mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30), fmt::format("{}: the end of round {}", name, round + 1));
+    mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30), fmt::format("{}: the end of round {}", run.name, round + 1));
     if (!session.is_root()) continue;
-    after_round(section);
+    run.after_round(section);
     if (round + 1 < plan.rounds) {  // long matrices: how much is left, from the rounds so far
       const double done_s = std::chrono::duration<double>(mpi::Clock::now() - phase_start).count();
-      progress(fmt::format("{}: {} of {} rounds in {:.0f} s, about {:.0f} s left", name, round + 1, plan.rounds, done_s,
-                           done_s / (round + 1) * (plan.rounds - round - 1)));
+      run.progress(fmt::format("{}: {} of {} rounds in {:.0f} s, about {:.0f} s left", run.name, round + 1, plan.rounds, done_s,
+                               done_s / (round + 1) * (plan.rounds - round - 1)));
     }
   }
   if (session.is_root()) outcome.findings = check_verbs(section, cluster, profile);

@@ -26,14 +26,20 @@ VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, mpi::Session& sessi
                                   const Profile& profile, const std::function<void(const std::string&)>& progress,
                                   const std::function<void(const VerbsSection&)>& after_round);
 
-// The same matrix with explicit tests and memory: `verbs` replaces options.verbs, `memory` holds
-// this rank's buffers, `adjust` (rank 0, may be empty) changes the plan before it is shared (e.g.
-// which rank drives an HCA), and progress lines start with `name`. The GPUDirect phase runs it
-// twice, on host and on GPU memory.
-VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, const VerbsOptions& verbs, mpi::Session& session,
-                                   const ClusterFacts& cluster, const Profile& profile, verbs::MemoryProvider& memory,
-                                   const std::function<void(VerbsPlan&)>& adjust, const std::string& name,
-                                   const std::function<void(const std::string&)>& progress,
-                                   const std::function<void(const VerbsSection&)>& after_round);
+// What one matrix runs: `verbs` (the tests and their options), `memory` (this rank's buffers),
+// `adjust` (rank 0, may be empty: changes the plan before it is shared, e.g. which rank drives an
+// HCA), `name` (starts the progress lines), and what rank 0 is told as it goes. The GPUDirect phase
+// runs two, on host and on GPU memory.
+struct MatrixRun {
+  const VerbsOptions& verbs;
+  verbs::MemoryProvider& memory;
+  std::function<void(VerbsPlan&)> adjust;
+  std::string name;
+  std::function<void(const std::string&)> progress;
+  std::function<void(const VerbsSection&)> after_round;
+};
+
+VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster, const Profile& profile,
+                                   const MatrixRun& run);
 
 }  // namespace fabricproof::app

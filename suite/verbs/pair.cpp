@@ -71,16 +71,29 @@ std::string wc_error(const ibv_wc& wc) {
   return fmt::format("{} (status {}, vendor error 0x{:x})", ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err);
 }
 
+// The tests of a pair, as perftest's: RDMA WRITE streams one way (ib_write_bw) or both ways at once
+// (ib_write_bw -b), SEND streams whose payload the receiver checks (ib_send_bw), and the RDMA
+// WRITE ping-pong (ib_write_lat). The name is the report's; the kind decides what runs.
+enum class Kind { write_bw, write_bw_bidir, send_bw, write_lat };
+Kind kind_of(const std::string& test) {
+  static const std::map<std::string, Kind> kinds = {
+      {"write_bw", Kind::write_bw}, {"write_bw_bidir", Kind::write_bw_bidir}, {"send_bw", Kind::send_bw}, {"write_lat", Kind::write_lat}};
+  return kinds.at(test);  // the command line accepts only these (kVerbsTests)
+}
+
 // A test step: one test in one direction ('>' a to b, '<' b to a) or both at once ('=').
 struct Step {
   std::string test;
+  Kind kind;
   char direction;
 };
 
 std::vector<Step> steps_for(const VerbsOptions& options) {
   std::vector<Step> steps;
-  for (const auto& t : planned_results(options, 0, 1))
-    steps.push_back({t.test, t.test == "write_lat" || t.test == "write_bw_bidir" ? '=' : (t.from == 0 ? '>' : '<')});
+  for (const auto& t : planned_results(options, 0, 1)) {
+    const Kind kind = kind_of(t.test);
+    steps.push_back({t.test, kind, kind == Kind::write_lat || kind == Kind::write_bw_bidir ? '=' : (t.from == 0 ? '>' : '<')});
+  }
   return steps;
 }
 
@@ -436,7 +449,7 @@ TestResult result_of(const Step& step, const PairPlan& plan, Status status, cons
   t.to = step.direction == '<' ? a : b;
   t.status = status;
   t.reason = reason;
-  t.bytes = step.test == "write_lat" ? plan.options.lat_bytes : plan.options.bw_bytes;
+  t.bytes = step.kind == Kind::write_lat ? plan.options.lat_bytes : plan.options.bw_bytes;
   return t;
 }
 
@@ -455,10 +468,10 @@ TestResult merge(const Step& step, const PairPlan& plan, const Local& mine, cons
   };
   const uint64_t their_messages = theirs.value("messages", uint64_t{0});
   const double their_seconds = theirs.value("seconds", 0.0);
-  if (step.test == "write_lat") {
+  if (step.kind == Kind::write_lat) {
     t.messages = mine.messages;
     t.latency = latency_stats(mine.latency_usec);
-  } else if (step.test == "write_bw_bidir") {
+  } else if (step.kind == Kind::write_bw_bidir) {
     t.messages = mine.messages + their_messages;
     t.seconds = std::max(mine.seconds, their_seconds);
     t.gbps = gbps(mine.messages, mine.seconds) + gbps(their_messages, their_seconds);
@@ -467,7 +480,7 @@ TestResult merge(const Step& step, const PairPlan& plan, const Local& mine, cons
     t.messages = sender_is_me ? mine.messages : their_messages;
     t.seconds = sender_is_me ? mine.seconds : their_seconds;
     t.gbps = gbps(t.messages, t.seconds);
-    if (step.test == "send_bw") {
+    if (step.kind == Kind::send_bw) {
       t.verified = sender_is_me ? theirs.value("verified", uint64_t{0}) : mine.verified;
       t.mismatches = sender_is_me ? theirs.value("mismatches", uint64_t{0}) : mine.mismatches;
     }
@@ -475,139 +488,174 @@ TestResult merge(const Step& step, const PairPlan& plan, const Local& mine, cons
   return t;
 }
 
-}  // namespace
+// One pair, on one side: bring-up and the out-of-band exchange, then each step in turn. Side a
+// (the reporter) keeps the results; a failure marks the steps that cannot run any more.
+class PairRun {
+ public:
+  PairRun(const PairPlan& plan, Channel& channel, MemoryProvider& memory)
+      : plan_(plan), o_(plan.options), channel_(channel), memory_(memory), steps_(steps_for(plan.options)), before_(counters(plan)) {}
 
-PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& memory) {
-  PairOutcome outcome;
-  const auto& o = plan.options;
-  const auto steps = steps_for(o);
-  const auto before = counters(plan);
-  auto fail_rest = [&](size_t from, Status status, const std::string& reason) {
-    if (!plan.reporter) return;
-    for (size_t i = from; i < steps.size(); ++i) outcome.tests.push_back(result_of(steps[i], plan, status, reason));
-  };
-  auto exchange = [&](const json& mine, double seconds) { channel.send(json_text(mine)); return json::parse(channel.receive(after(seconds))); };
+  PairOutcome run() {
+    try {
+      if (bring_up())
+        for (; step_index_ < steps_.size(); ++step_index_)
+          if (!run_step(steps_[step_index_])) break;
+      const auto own = deltas(before_, counters(plan_));
+      const json peer_counters = exchange(own, o_.timeout_s);
+      outcome_.counter_deltas[plan_.self.label()] = own;
+      outcome_.counter_deltas[plan_.peer.label()] = peer_counters.get<std::map<std::string, int64_t>>();
+    } catch (const PeerTimeout& e) {
+      fail_rest(std::min(step_index_, steps_.size()), Status::error, plan_.peer.label() + " did not answer: " + e.what());
+    } catch (const std::exception& e) {
+      fail_rest(std::min(step_index_, steps_.size()), Status::error, plan_.self.label() + ": " + e.what());
+    }
+    if (!plan_.reporter) outcome_.tests.clear();
+    return outcome_;
+  }
 
-  std::unique_ptr<RcEndpoint> ep;
-  size_t step_index = 0;
-  try {
-    // Bring-up and the out-of-band exchange: {lid, qpn, psn, gid} plus our buffers.
-    EndpointConfig config;
-    config.device = plan.self.device;
-    config.port = plan.self.port;
-    config.gid_index = o.gid_index ? o.gid_index : plan.self.gid_index;
-    config.traffic_class = o.traffic_class;
-    config.qps = std::max(1, o.qps);
-    config.tx_depth = std::max(2, o.tx_depth);
+ private:
+  void fail_rest(size_t from, Status status, const std::string& reason) {
+    if (!plan_.reporter) return;
+    for (size_t i = from; i < steps_.size(); ++i) outcome_.tests.push_back(result_of(steps_[i], plan_, status, reason));
+  }
+
+  json exchange(const json& mine, double seconds) {
+    channel_.send(json_text(mine));
+    return json::parse(channel_.receive(after(seconds)));
+  }
+
+  // A local failure and the peer's: both sides' view, every step failed with it.
+  bool agreed(const std::string& mine, const std::string& peers) {
+    if (mine.empty() && peers.empty()) return true;
+    fail_rest(0, Status::error, mine.empty() ? plan_.peer.label() + ": " + peers : plan_.self.label() + ": " + mine);
+    step_index_ = steps_.size();
+    return false;
+  }
+
+  // The endpoint, the exchange of {lid, qpn, psn, gid} and buffers, and the connection.
+  bool bring_up() {
+    config_.device = plan_.self.device;
+    config_.port = plan_.self.port;
+    config_.gid_index = o_.gid_index ? o_.gid_index : plan_.self.gid_index;
+    config_.traffic_class = o_.traffic_class;
+    config_.qps = std::max(1, o_.qps);
+    config_.tx_depth = std::max(2, o_.tx_depth);
     // Receives outnumber sends in flight, as in perftest (rx_depth 512 vs tx_depth 128), so a
     // receiver that reposts a little late does not push the sender into RNR retries.
-    config.rx_depth = 4 * config.tx_depth;
-    config.rx_slots = config.rx_depth;
-    config.tx_slots = config.tx_depth;
-    config.slot_bytes = std::max<uint64_t>(o.bw_bytes, 64);
+    config_.rx_depth = 4 * config_.tx_depth;
+    config_.rx_slots = config_.rx_depth;
+    config_.tx_slots = config_.tx_depth;
+    config_.slot_bytes = std::max<uint64_t>(o_.bw_bytes, 64);
     std::string setup_error;
     try {
-      ep = std::make_unique<RcEndpoint>(config, memory);
+      ep_ = std::make_unique<RcEndpoint>(config_, memory_);
     } catch (const std::exception& e) {
       setup_error = e.what();
     }
     json hello = {{"error", setup_error}};
-    if (ep) hello["info"] = ep->local_info();
-    const json peer_hello = exchange(hello, o.timeout_s);
-    const std::string peer_error = peer_hello.value("error", "");
-    if (!setup_error.empty() || !peer_error.empty()) {
-      fail_rest(0, Status::error, setup_error.empty() ? plan.peer.label() + ": " + peer_error : plan.self.label() + ": " + setup_error);
-      step_index = steps.size();
-    } else {
-      const auto remote = peer_hello.at("info").get<ConnectionInfo>();
-      std::string connect_error;
-      try {
-        ep->connect(remote);
-      } catch (const std::exception& e) {
-        connect_error = e.what();
-      }
-      const json peer_connected = exchange({{"error", connect_error}}, o.timeout_s);
-      const std::string peer_connect_error = peer_connected.value("error", "");
-      if (!connect_error.empty() || !peer_connect_error.empty()) {
-        fail_rest(0, Status::error, connect_error.empty() ? plan.peer.label() + ": " + peer_connect_error : plan.self.label() + ": " + connect_error);
-        step_index = steps.size();
-      }
-      // Each SEND slot carries its own pattern, so a misplaced or stale message is caught too.
-      for (int s = 0; s < config.tx_slots && step_index < steps.size(); ++s)
-        memory.fill(ep->buffer(), ep->tx_offset(s), config.slot_bytes, 0xfab0000ull + static_cast<uint64_t>(s));
-
-      for (; step_index < steps.size(); ++step_index) {
-        const Step& step = steps[step_index];
-        const bool i_am_a = plan.reporter;
-        const bool i_send = step.direction == '=' || (step.direction == '>') == i_am_a;
-        StreamParams p;
-        p.bytes = o.bw_bytes;
-        p.duration_s = o.iterations ? 0 : o.duration_s;
-        p.iterations = o.iterations;
-        p.tx_depth = config.tx_depth;
-        p.qps = ep->qp_count();
-        p.timeout_s = o.timeout_s;
-        p.margin_s = o.margin();
-        drain(*ep);  // nothing of the previous step may count in this one
-        std::unique_ptr<Receiver> receiver;
-        std::string ready_error;
-        if (step.test == "send_bw") {
-          p.opcode = IBV_WR_SEND_WITH_IMM;
-          p.qps = 1;
-          p.slots = config.tx_slots;
-          if (!i_send) {
-            receiver = std::make_unique<Receiver>(*ep, memory, o.bw_bytes, config.rx_slots);
-            ready_error = receiver->post_all();  // receives are in place before the sender starts
-          }
-        }
-        if (step.test == "write_lat") std::memset(const_cast<uint8_t*>(ep->latency_buffer()), 0, 4096);
-        const json peer_ready = exchange({{"ready", step.test}, {"error", ready_error}}, o.timeout_s);
-        if (!ready_error.empty() || !peer_ready.value("error", "").empty()) {
-          Local failed;
-          failed.error = ready_error;
-          const TestResult t = merge(step, plan, failed, peer_ready);
-          if (plan.reporter) outcome.tests.push_back(t);
-          fail_rest(step_index + 1, Status::not_measured, "the pair failed in " + step.test);
-          break;
-        }
-        Local mine;
-        json theirs;
-        const double wait = (o.iterations ? o.timeout_s : o.duration_s) + o.timeout_s + 10;
-        if (step.test == "write_lat") {
-          mine = ping_pong(*ep, remote, i_am_a, o.lat_bytes, o.lat_iterations, o.timeout_s);  // <= kLatencySourceOffset (the CLI bounds it)
-          theirs = exchange(to_json_local(mine), wait);
-        } else if (receiver) {
-          mine = receiver->run(channel, o.timeout_s, theirs);
-          if (theirs.is_null()) theirs = json::parse(channel.receive(after(wait)));
-          channel.send(json_text(to_json_local(mine)));
-        } else if (i_send) {
-          mine = stream(*ep, remote, p);
-          theirs = exchange(to_json_local(mine), wait);
-        } else {  // the target of a one-sided write: nothing to do but wait for the figure
-          theirs = json::parse(channel.receive(after(wait)));
-          channel.send(json_text(to_json_local(mine)));
-        }
-        const TestResult t = merge(step, plan, mine, theirs);
-        if (plan.reporter) outcome.tests.push_back(t);
-        if (!mine.error.empty() || !theirs.value("error", "").empty()) {
-          // The QP is in the error state now: the rest of this pair cannot be measured.
-          fail_rest(step_index + 1, Status::not_measured, "the QP failed in " + step.test);
-          step_index = steps.size();
-          break;
-        }
-      }
+    if (ep_) hello["info"] = ep_->local_info();
+    const json peer_hello = exchange(hello, o_.timeout_s);
+    if (!agreed(setup_error, peer_hello.value("error", ""))) return false;
+    remote_ = peer_hello.at("info").get<ConnectionInfo>();
+    std::string connect_error;
+    try {
+      ep_->connect(remote_);
+    } catch (const std::exception& e) {
+      connect_error = e.what();
     }
-    const auto own = deltas(before, counters(plan));
-    const json peer_counters = exchange(own, o.timeout_s);
-    outcome.counter_deltas[plan.self.label()] = own;
-    outcome.counter_deltas[plan.peer.label()] = peer_counters.get<std::map<std::string, int64_t>>();
-  } catch (const PeerTimeout& e) {
-    fail_rest(step_index < steps.size() ? step_index : steps.size(), Status::error, plan.peer.label() + " did not answer: " + e.what());
-  } catch (const std::exception& e) {
-    fail_rest(step_index < steps.size() ? step_index : steps.size(), Status::error, plan.self.label() + ": " + e.what());
+    const json peer_connected = exchange({{"error", connect_error}}, o_.timeout_s);
+    if (!agreed(connect_error, peer_connected.value("error", ""))) return false;
+    // Each SEND slot carries its own pattern, so a misplaced or stale message is caught too.
+    for (int s = 0; s < config_.tx_slots; ++s)
+      memory_.fill(ep_->buffer(), ep_->tx_offset(s), config_.slot_bytes, 0xfab0000ull + static_cast<uint64_t>(s));
+    return true;
   }
-  if (!plan.reporter) outcome.tests.clear();
-  return outcome;
-}
+
+  bool sends(const Step& step) const { return step.direction == '=' || (step.direction == '>') == plan_.reporter; }
+
+  // One step: both sides ready, then the measurement, then the figures exchanged. false: the pair stops.
+  bool run_step(const Step& step) {
+    drain(*ep_);  // nothing of the previous step may count in this one
+    std::unique_ptr<Receiver> receiver;
+    std::string ready_error;
+    if (step.kind == Kind::send_bw && !sends(step)) {
+      receiver = std::make_unique<Receiver>(*ep_, memory_, o_.bw_bytes, config_.rx_slots);
+      ready_error = receiver->post_all();  // receives are in place before the sender starts
+    }
+    if (step.kind == Kind::write_lat) std::memset(const_cast<uint8_t*>(ep_->latency_buffer()), 0, 4096);
+    const json peer_ready = exchange({{"ready", step.test}, {"error", ready_error}}, o_.timeout_s);
+    if (!ready_error.empty() || !peer_ready.value("error", "").empty()) {
+      Local failed;
+      failed.error = ready_error;
+      if (plan_.reporter) outcome_.tests.push_back(merge(step, plan_, failed, peer_ready));
+      fail_rest(step_index_ + 1, Status::not_measured, "the pair failed in " + step.test);
+      return false;
+    }
+    json theirs;
+    const Local mine = measure(step, receiver.get(), theirs);
+    if (plan_.reporter) outcome_.tests.push_back(merge(step, plan_, mine, theirs));
+    if (!mine.error.empty() || !theirs.value("error", "").empty()) {
+      // The QP is in the error state now: the rest of this pair cannot be measured.
+      fail_rest(step_index_ + 1, Status::not_measured, "the QP failed in " + step.test);
+      step_index_ = steps_.size();
+      return false;
+    }
+    return true;
+  }
+
+  // This side's part of a step and the peer's figures.
+  Local measure(const Step& step, Receiver* receiver, json& theirs) {
+    const double wait = (o_.iterations ? o_.timeout_s : o_.duration_s) + o_.timeout_s + 10;
+    Local mine;
+    if (step.kind == Kind::write_lat) {
+      mine = ping_pong(*ep_, remote_, plan_.reporter, o_.lat_bytes, o_.lat_iterations, o_.timeout_s);  // <= kLatencySourceOffset (the CLI bounds it)
+      theirs = exchange(to_json_local(mine), wait);
+    } else if (receiver) {
+      mine = receiver->run(channel_, o_.timeout_s, theirs);
+      if (theirs.is_null()) theirs = json::parse(channel_.receive(after(wait)));
+      channel_.send(json_text(to_json_local(mine)));
+    } else if (sends(step)) {
+      mine = stream(*ep_, remote_, stream_params(step));
+      theirs = exchange(to_json_local(mine), wait);
+    } else {  // the target of a one-sided write: nothing to do but wait for the figure
+      theirs = json::parse(channel_.receive(after(wait)));
+      channel_.send(json_text(to_json_local(mine)));
+    }
+    return mine;
+  }
+
+  StreamParams stream_params(const Step& step) const {
+    StreamParams p;
+    p.bytes = o_.bw_bytes;
+    p.duration_s = o_.iterations ? 0 : o_.duration_s;
+    p.iterations = o_.iterations;
+    p.tx_depth = config_.tx_depth;
+    p.qps = ep_->qp_count();
+    p.timeout_s = o_.timeout_s;
+    p.margin_s = o_.margin();
+    if (step.kind == Kind::send_bw) {
+      p.opcode = IBV_WR_SEND_WITH_IMM;
+      p.qps = 1;
+      p.slots = config_.tx_slots;
+    }
+    return p;
+  }
+
+  const PairPlan& plan_;
+  const VerbsOptions& o_;
+  Channel& channel_;
+  MemoryProvider& memory_;
+  const std::vector<Step> steps_;
+  const std::map<std::string, uint64_t> before_;
+  EndpointConfig config_;
+  std::unique_ptr<RcEndpoint> ep_;
+  ConnectionInfo remote_;
+  PairOutcome outcome_;
+  size_t step_index_ = 0;
+};
+
+}  // namespace
+
+PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& memory) { return PairRun(plan, channel, memory).run(); }
 
 }  // namespace fabricproof::verbs

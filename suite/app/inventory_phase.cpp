@@ -11,6 +11,7 @@
 #include "probe/network.hpp"
 #include "topology/hwloc_topology.hpp"
 #if FABRICPROOF_HAVE_VERBS
+#include "verbs/sm_probe.hpp"
 #include "verbs/verbs_probe.hpp"
 #endif
 #if FABRICPROOF_HAVE_CUDA
@@ -54,6 +55,8 @@ NodeFacts probe_this_rank(const RunOptions& options, mpi::Session& session) {
     guarded(node, "ofed_info", [&] { node.software.ofed_version = probe::ofed_info_version(); });
 #if FABRICPROOF_HAVE_VERBS
     guarded(node, "libibverbs", [&] { verbs::augment_with_verbs(node); });
+    // One rank per node asks the subnet managers (one umad agent is enough).
+    if (session.local_rank() == 0) guarded(node, "libibumad", [&] { verbs::augment_with_subnet_managers(node); });
 #else
     node.absent.push_back({"verbs", "built without libibverbs (FABRICPROOF_WITH_VERBS)"});
 #endif

@@ -25,6 +25,10 @@ ClusterFacts merge_rank_facts(const std::vector<std::optional<NodeFacts>>& per_r
     }
     it->ranks.insert(it->ranks.end(), facts->ranks.begin(), facts->ranks.end());
     if (!it->topology && facts->topology) it->topology = facts->topology;  // read by one rank per node
+    if (it->subnet_managers.empty() && it->subnet_managers_unread.empty()) {  // asked by one rank per node too
+      it->subnet_managers = facts->subnet_managers;
+      it->subnet_managers_unread = facts->subnet_managers_unread;
+    }
     for (auto& d : it->rdma_devices)  // so is the VPD: take it from whichever rank read it
       for (const auto& other : facts->rdma_devices)
         if (other.name == d.name && d.serial_number.empty() && !other.serial_number.empty()) {

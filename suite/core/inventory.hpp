@@ -9,6 +9,7 @@
 
 #include "core/dcb.hpp"
 #include "core/json_optional.hpp"
+#include "core/sm_info.hpp"
 #include "core/topology.hpp"
 
 namespace fabricproof {
@@ -183,6 +184,10 @@ struct NodeFacts {
   std::string default_route_interface;  // /proc/net/route
   std::string launch_node_address;     // where mpirun/srun runs (core/launch.hpp)
   std::string launch_route_interface;  // the interface this node reaches it through
+  // SMInfo as the node's ACTIVE InfiniBand ports got it: from their SM LID and their own LID
+  // (root only: /dev/infiniband/umad* are root's), or why it was not read.
+  std::vector<SmAnswer> subnet_managers;
+  std::string subnet_managers_unread;
 };
 
 // Everything rank 0 knows about the cluster before judging it.
@@ -214,7 +219,7 @@ FABRICPROOF_JSON(RankFacts, rank, local_rank, local_size, host, pid, gpu, gpu_uu
                  env)
 FABRICPROOF_JSON(NodeFacts, host, boot_id, cpu_model, numa_nodes, rdma_devices, gpus, topology, software,
                  ranks, absent, probe_errors, clock_offset_s, interfaces, default_route_interface,
-                 launch_node_address, launch_route_interface)
+                 launch_node_address, launch_route_interface, subnet_managers, subnet_managers_unread)
 FABRICPROOF_JSON(ClusterFacts, nodes, missing_ranks, world_size)
 
 // "node1/mlx5_0:1": how findings and the report name a port.

@@ -243,6 +243,46 @@ std::vector<Finding> check_nccl_environment(const ClusterFacts& cluster) {
   return out;
 }
 
+namespace {
+
+// Master SMs counted from every node's SMInfo answers: one master per subnet. Two that both say
+// master fight over the subnet ("two software SMs fighting cost an afternoon"): each is named with
+// the ports that reached it.
+void check_sm_masters(const ClusterFacts& cluster, bool infiniband, std::vector<Finding>& out) {
+  std::map<std::string, std::set<std::string>> masters;  // GUID -> who asked, at which LID
+  std::vector<std::string> unread;
+  json answers = json::array();
+  bool answered = false;
+  for (const auto& node : cluster.nodes) {
+    if (!node.subnet_managers_unread.empty()) unread.push_back(node.host + ": " + node.subnet_managers_unread);
+    for (const auto& a : node.subnet_managers) {
+      const std::string who = fmt::format("{}/{}:{} at LID {}", node.host, a.device, a.port, a.lid);
+      answers.push_back(who + ": " + (a.error.empty() ? a.state + " " + a.guid : a.error));
+      answered |= a.error.empty();
+      if (a.error.empty() && a.state == "master") masters[a.guid].insert(who);
+    }
+  }
+  const std::string rule = "ib_sm_masters: one master subnet manager answers SMInfo on the subnet (asked at each port's SM LID and own LID)";
+  if (masters.size() > 1) {
+    json measured = json::object();
+    for (const auto& [guid, seen] : masters) measured[guid] = seen;
+    out.push_back(make("ib_sm_masters", "cluster", Verdict::fail, measured, "one master SM", rule,
+                       "Two subnet managers both claim master: stop the extra one (systemctl stop opensm on hosts that should not run it; "
+                       "one SM per subnet, the others standby with a lower priority)."));
+  } else if (masters.size() == 1) {
+    out.push_back(make("ib_sm_masters", "cluster", Verdict::pass, masters.begin()->first, "one master SM", rule));
+  } else if (answered) {
+    out.push_back(make("ib_sm_masters", "cluster", Verdict::warn, answers, "one master SM", rule,
+                       "No subnet manager answered as master at the ports' SM LIDs: check that an SM runs (sminfo, systemctl status opensm) "
+                       "and that the SM LID the ports report is current."));
+  } else if (infiniband) {
+    out.push_back(make("ib_sm_masters", "cluster", Verdict::skip, unread, "one master SM", rule,
+                       "SMInfo was not read: run as root to count the master SMs (as sminfo does)."));
+  }
+}
+
+}  // namespace
+
 std::vector<Finding> check_control_path(const ClusterFacts& cluster) {
   std::vector<Finding> out;
   std::map<int, std::vector<std::string>> sm_lids;  // sm_lid -> ports that see it
@@ -280,6 +320,7 @@ std::vector<Finding> check_control_path(const ClusterFacts& cluster) {
                          fabric ? "Route management traffic over the management NIC: always two fabrics, the control path independent of the data path." : ""));
     }
   }
+  check_sm_masters(cluster, !sm_lids.empty(), out);
   if (sm_lids.size() > 1) {
     json measured = json::object();
     for (const auto& [lid, ports] : sm_lids) measured[std::to_string(lid)] = ports;

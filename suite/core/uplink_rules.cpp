@@ -27,6 +27,85 @@ json flows_json(const UplinkFlows& f) {
   return j;
 }
 
+// Measurements: an error is the verdict of that measurement, never a zero that passes.
+void check_measured(const UplinkNode& n, bool together_ran, std::vector<Finding>& out) {
+  for (const auto* f : {&n.single, &n.parallel, together_ran ? &n.together : nullptr}) {
+    if (!f || f->status == Status::ok) continue;
+    const std::string which = f == &n.single ? "1 flow" : f == &n.parallel ? fmt::format("{} flows", f->flows) : "all nodes together";
+    out.push_back(make("uplink_measured", fmt::format("{} ({}, to {})", n.host, which, n.target), Verdict::error,
+                       {{"status", f->status}, {"reason", f->reason}}, "a measurement", "TCP ingest from the target measured", kServerHint));
+  }
+}
+
+// The path: storage traffic over the data fabric competes with the collectives.
+void check_path(const UplinkNode& n, std::vector<Finding>& out) {
+  if (!n.path.error.empty()) {
+    out.push_back(make("uplink_path", n.host, Verdict::error, {{"error", n.path.error}}, "a route to " + n.target,
+                       "the node routes to the uplink target", "Does the target's name resolve on the node, and is there a route to it?"));
+    return;
+  }
+  out.push_back(make("uplink_path", n.host, n.path.rdma ? Verdict::warn : Verdict::pass,
+                     {{"interface", n.path.interface}, {"data_fabric", n.path.rdma}, {"local_address", n.path.local_address}},
+                     "an interface that is not the RDMA fabric", "the route to the uplink target leaves through an interface without an RDMA port",
+                     n.path.rdma ? "The route to the storage target goes over the RDMA fabric: dataset reads would compete with "
+                                   "the collectives. Route storage through the uplink/front-end network (the seed: separate fabrics)."
+                                 : ""));
+}
+
+// Alone, with K flows, the node reaches its share of the need; with one flow it may not.
+void check_node_rates(const UplinkNode& n, double share, std::vector<Finding>& out) {
+  const std::string subject = fmt::format("{} via {}", n.host, n.path.interface.empty() ? "?" : n.path.interface);
+  out.push_back(make("uplink_node_share", subject, n.parallel.gbps >= share ? Verdict::pass : Verdict::fail, flows_json(n.parallel),
+                     fmt::format(">= {:.4g} Gb/s (ingest need / nodes)", share),
+                     "a node alone with parallel flows reaches its share of uplink.ingest_gbps",
+                     n.parallel.gbps >= share ? ""
+                                              : "Even parallel flows do not reach the node's share: check the uplink's link rate and "
+                                                "state (bond slaves up?), the target's own link, and the TCP buffers (net.core.rmem_max)."));
+  const bool single_enough = n.single.gbps >= share;
+  std::string hint;
+  if (!single_enough && n.parallel.gbps >= 1.2 * n.single.gbps) {
+    hint = fmt::format("One TCP flow carries {:.3g} Gb/s, {} flows {:.3g} Gb/s: capacity is allocated per flow (bond/ECMP hashing",
+                       n.single.gbps, n.parallel.flows, n.parallel.gbps);
+    if (n.path.link_gbps && !n.path.links.empty())
+      hint += fmt::format(", one of {} links of {:.3g} Gb/s in all", n.path.links.size(), *n.path.link_gbps);
+    hint += "): the dataloader must open parallel streams (several workers or connections per node).";
+  } else if (!single_enough) {
+    hint = fmt::format("One TCP flow carries {:.3g} Gb/s and {} flows no more ({:.3g} Gb/s): the limit is not per flow; see "
+                       "uplink_node_share.", n.single.gbps, n.parallel.flows, n.parallel.gbps);
+  }
+  out.push_back(make("uplink_single_flow", subject, single_enough ? Verdict::pass : Verdict::warn, flows_json(n.single),
+                     fmt::format(">= {:.4g} Gb/s (the node's share) with one flow", share),
+                     "one TCP flow carries the node's share of uplink.ingest_gbps; otherwise the loader needs parallel streams", hint));
+}
+
+// All nodes at once share the target's link and the uplink: the cluster's need is judged here.
+Finding check_aggregate(const UplinkSection& s) {
+  if (!s.need_gbps)
+    return make("uplink_aggregate", "cluster", Verdict::skip, nullptr, nullptr, "all nodes together carry uplink.ingest_gbps",
+                "no ingest need given: set uplink.ingest_gbps in the profile or --uplink-need GBPS "
+                "(`fabricproof plan-uplink` computes it from the workload)");
+  const double need = *s.need_gbps;
+  if (!s.together_skipped.empty())
+    return make("uplink_aggregate", "cluster", Verdict::skip, nullptr, fmt::format(">= {:.4g} Gb/s", need),
+                "all nodes together carry uplink.ingest_gbps", s.together_skipped);
+  double sum = 0;
+  bool complete = true;
+  json per_node = json::object();
+  for (const auto& n : s.nodes) {
+    const bool ok = n.together.status == Status::ok;
+    complete &= ok;
+    sum += ok ? n.together.gbps : 0;
+    per_node[n.host] = ok ? json(n.together.gbps) : json(nullptr);
+  }
+  const Verdict v = !complete ? Verdict::error : sum >= need ? Verdict::pass : Verdict::fail;
+  return make("uplink_aggregate", "cluster", v, {{"gbps", sum}, {"per_node_gbps", per_node}},
+              fmt::format(">= {:.4g} Gb/s ({})", need, s.need_source), "all nodes together carry uplink.ingest_gbps",
+              v == Verdict::pass ? ""
+              : !complete        ? "Not every node measured: the aggregate is unknown, not passed. " + std::string(kServerHint)
+                                 : "The uplink (or the target's link) is smaller than the dataset read rate: size it to the "
+                                   "read rate (fabricproof plan-uplink), and check each node's figure for the odd one.");
+}
+
 }  // namespace
 
 std::vector<Finding> check_uplink(const UplinkSection& s) {
@@ -36,83 +115,14 @@ std::vector<Finding> check_uplink(const UplinkSection& s) {
                        "no node reported an uplink result"));
     return out;
   }
-  const std::optional<double> need = s.need_gbps;
-  const double share = need ? *need / static_cast<double>(s.nodes.size()) : 0;
   const bool together_ran = s.together_skipped.empty();
   for (const auto& n : s.nodes) {
-    // Measurements: an error is the verdict of that measurement, never a zero that passes.
-    for (const auto* f : {&n.single, &n.parallel, together_ran ? &n.together : nullptr}) {
-      if (!f || f->status == Status::ok) continue;
-      const std::string which = f == &n.single ? "1 flow" : f == &n.parallel ? fmt::format("{} flows", f->flows) : "all nodes together";
-      out.push_back(make("uplink_measured", fmt::format("{} ({}, to {})", n.host, which, n.target), Verdict::error,
-                         {{"status", f->status}, {"reason", f->reason}}, "a measurement", "TCP ingest from the target measured",
-                         kServerHint));
-    }
-    // The path: storage traffic over the data fabric competes with the collectives.
-    if (!n.path.error.empty()) {
-      out.push_back(make("uplink_path", n.host, Verdict::error, {{"error", n.path.error}}, "a route to " + n.target,
-                         "the node routes to the uplink target", "Does the target's name resolve on the node, and is there a route to it?"));
-    } else {
-      out.push_back(make("uplink_path", n.host, n.path.rdma ? Verdict::warn : Verdict::pass,
-                         {{"interface", n.path.interface}, {"data_fabric", n.path.rdma}, {"local_address", n.path.local_address}},
-                         "an interface that is not the RDMA fabric",
-                         "the route to the uplink target leaves through an interface without an RDMA port",
-                         n.path.rdma ? "The route to the storage target goes over the RDMA fabric: dataset reads would compete with "
-                                       "the collectives. Route storage through the uplink/front-end network (the seed: separate fabrics)."
-                                     : ""));
-    }
-    if (n.single.status != Status::ok || n.parallel.status != Status::ok) continue;
-    const std::string subject = fmt::format("{} via {}", n.host, n.path.interface.empty() ? "?" : n.path.interface);
-    if (!need) continue;
-    // Alone, with K flows, the node reaches its share of the need; with one flow it may not.
-    out.push_back(make("uplink_node_share", subject, n.parallel.gbps >= share ? Verdict::pass : Verdict::fail,
-                       flows_json(n.parallel), fmt::format(">= {:.4g} Gb/s (ingest need / nodes)", share),
-                       "a node alone with parallel flows reaches its share of uplink.ingest_gbps",
-                       n.parallel.gbps >= share ? ""
-                                                : "Even parallel flows do not reach the node's share: check the uplink's link rate and "
-                                                  "state (bond slaves up?), the target's own link, and the TCP buffers (net.core.rmem_max)."));
-    const bool single_enough = n.single.gbps >= share;
-    std::string hint;
-    if (!single_enough && n.parallel.gbps >= 1.2 * n.single.gbps) {
-      hint = fmt::format("One TCP flow carries {:.3g} Gb/s, {} flows {:.3g} Gb/s: capacity is allocated per flow (bond/ECMP hashing",
-                         n.single.gbps, n.parallel.flows, n.parallel.gbps);
-      if (n.path.link_gbps && !n.path.links.empty())
-        hint += fmt::format(", one of {} links of {:.3g} Gb/s in all", n.path.links.size(), *n.path.link_gbps);
-      hint += "): the dataloader must open parallel streams (several workers or connections per node).";
-    } else if (!single_enough) {
-      hint = fmt::format("One TCP flow carries {:.3g} Gb/s and {} flows no more ({:.3g} Gb/s): the limit is not per flow; see "
-                         "uplink_node_share.", n.single.gbps, n.parallel.flows, n.parallel.gbps);
-    }
-    out.push_back(make("uplink_single_flow", subject, single_enough ? Verdict::pass : Verdict::warn, flows_json(n.single),
-                       fmt::format(">= {:.4g} Gb/s (the node's share) with one flow", share),
-                       "one TCP flow carries the node's share of uplink.ingest_gbps; otherwise the loader needs parallel streams",
-                       hint));
+    check_measured(n, together_ran, out);
+    check_path(n, out);
+    if (n.single.status == Status::ok && n.parallel.status == Status::ok && s.need_gbps)
+      check_node_rates(n, *s.need_gbps / static_cast<double>(s.nodes.size()), out);
   }
-  // All nodes at once share the target's link and the uplink: the cluster's need is judged here.
-  if (!need) {
-    out.push_back(make("uplink_aggregate", "cluster", Verdict::skip, nullptr, nullptr, "all nodes together carry uplink.ingest_gbps",
-                       "no ingest need given: set uplink.ingest_gbps in the profile or --uplink-need GBPS "
-                       "(`fabricproof plan-uplink` computes it from the workload)"));
-  } else if (!together_ran) {
-    out.push_back(make("uplink_aggregate", "cluster", Verdict::skip, nullptr, fmt::format(">= {:.4g} Gb/s", *need),
-                       "all nodes together carry uplink.ingest_gbps", s.together_skipped));
-  } else {
-    double sum = 0;
-    bool complete = true;
-    json per_node = json::object();
-    for (const auto& n : s.nodes) {
-      complete &= n.together.status == Status::ok;
-      sum += n.together.status == Status::ok ? n.together.gbps : 0;
-      per_node[n.host] = n.together.status == Status::ok ? json(n.together.gbps) : json(nullptr);
-    }
-    const Verdict v = !complete ? Verdict::error : sum >= *need ? Verdict::pass : Verdict::fail;
-    out.push_back(make("uplink_aggregate", "cluster", v, {{"gbps", sum}, {"per_node_gbps", per_node}},
-                       fmt::format(">= {:.4g} Gb/s ({})", *need, s.need_source), "all nodes together carry uplink.ingest_gbps",
-                       v == Verdict::pass ? ""
-                       : !complete        ? "Not every node measured: the aggregate is unknown, not passed. " + std::string(kServerHint)
-                                          : "The uplink (or the target's link) is smaller than the dataset read rate: size it to the "
-                                            "read rate (fabricproof plan-uplink), and check each node's figure for the odd one."));
-  }
+  out.push_back(check_aggregate(s));
   return out;
 }
 

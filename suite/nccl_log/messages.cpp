@@ -128,6 +128,90 @@ void Parser::note_rank(size_t process, int rank) {
   if (process != kNone && !facts_.processes[process].rank) facts_.processes[process].rank = rank;
 }
 
+namespace {
+
+// The fields of a connection line: "Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA",
+// "Ring 00 : 3 -> 0 via P2P/IPC", CollNet's "CollNet 00 : 1 [receive] via COLLNET/...".
+struct ConnectionText {
+  bool collnet = false;
+  int channel = 0;
+  std::optional<int> conn_index;
+  int left = 0;
+  std::optional<int> right;
+  bool explicit_direction = false;
+  bool receive = false;
+  bool truncated = false;       // the line was cut after "via": the transport may be cut too
+  std::string_view transport;
+};
+
+std::optional<ConnectionText> read_connection_text(std::string_view s, bool complete) {
+  ConnectionText c;
+  if (take(s, "Ring ") || take(s, "Channel ")) {
+  } else if (take(s, "CollNet ") || take(s, "Coll ")) {
+    c.collnet = true;
+  } else {
+    return std::nullopt;
+  }
+  auto channel = take_int(s);
+  if (!channel) return std::nullopt;
+  c.channel = *channel;
+  if (take(s, "/")) {
+    c.conn_index = take_int(s);
+    if (!c.conn_index) return std::nullopt;
+  }
+  if (!take(s, " : ")) return std::nullopt;
+  auto left = take_int(s);
+  if (!left) return std::nullopt;
+  c.left = *left;
+  if (!c.collnet) {
+    skip_bracket(s);
+    if (!take(s, " -> ")) return std::nullopt;
+    c.right = take_int(s);
+    if (!c.right) return std::nullopt;
+    skip_bracket(s);
+  }
+  if (take(s, " [send]")) {
+    c.explicit_direction = true;
+  } else if (take(s, " [receive]")) {
+    c.explicit_direction = true;
+    c.receive = true;
+  }
+  if (!take(s, " via ")) return std::nullopt;  // GRAPH "Ring 00 : 7 -> 0 -> 1", truncated "[sen"
+  if (!complete) {  // "via P2P/I": the transport itself may be cut
+    c.truncated = true;
+    return c;
+  }
+  c.transport = trim(s);
+  // A vendor fork appends " comm 0x... nRanks N" after the transport (052).
+  if (auto suffix = c.transport.find(" comm 0x"); suffix != std::string_view::npos) c.transport = trim(c.transport.substr(0, suffix));
+  if (c.transport.empty()) return std::nullopt;
+  return c;
+}
+
+// A connection seen for the first time.
+Connection make_connection(const ConnectionText& t, int rank, int peer, std::string host, const std::string& file, uint64_t line_no) {
+  Connection c;
+  c.rank = rank;
+  if (!t.collnet) c.peer = peer;
+  c.channel = t.channel;
+  c.conn_index = t.conn_index;
+  c.direction = t.receive ? "receive" : "send";
+  c.direction_explicit = t.explicit_direction;
+  c.transport = std::string(t.transport);
+  c.transport_class = t.collnet ? TransportClass::collnet : transport_class_of(t.transport);
+  if (c.transport_class == TransportClass::net) {  // PXN: NET/<name>/<dev>(<proxy rank>)
+    const size_t open = c.transport.find('(');
+    const size_t close = c.transport.find(')', open);
+    if (open != std::string::npos && close != std::string::npos) c.proxy_rank = to_int(std::string_view(c.transport).substr(open + 1, close - open - 1));
+  }
+  c.host = std::move(host);
+  c.file = file;
+  c.line_no = line_no;
+  return c;
+}
+
+}  // namespace
+
 bool Parser::parse_connection(std::string_view m, size_t process) {
   constexpr size_t kSeen = 4096;
   SeenConnection* seen = nullptr;
@@ -139,57 +223,19 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
       return true;
     }
   }
-  std::string_view s = m;
-  bool collnet = false;
-  if (take(s, "Ring ") || take(s, "Channel ")) {
-  } else if (take(s, "CollNet ") || take(s, "Coll ")) {
-    collnet = true;
-  } else {
-    return false;
-  }
-  auto channel = take_int(s);
-  if (!channel) return false;
-  std::optional<int> conn_index;
-  if (take(s, "/")) {
-    conn_index = take_int(s);
-    if (!conn_index) return false;
-  }
-  if (!take(s, " : ")) return false;
-  auto left = take_int(s);
-  if (!left) return false;
-  std::optional<int> right;
-  if (!collnet) {
-    skip_bracket(s);
-    if (!take(s, " -> ")) return false;
-    right = take_int(s);
-    if (!right) return false;
-    skip_bracket(s);
-  }
-  std::string direction = "send";
-  bool explicit_direction = false;
-  if (take(s, " [send]")) {
-    explicit_direction = true;
-  } else if (take(s, " [receive]")) {
-    direction = "receive";
-    explicit_direction = true;
-  }
-  if (!take(s, " via ")) return false;  // GRAPH "Ring 00 : 7 -> 0 -> 1", truncated "[sen"
-  if (!complete_) {  // "via P2P/I": the transport itself may be cut
+  const auto text = read_connection_text(m, complete_);
+  if (!text) return false;
+  if (text->truncated) {
     ++facts_.truncated_lines;
     return true;
   }
-  std::string_view transport = trim(s);
-  // A vendor fork appends " comm 0x... nRanks N" after the transport (052).
-  if (auto suffix = transport.find(" comm 0x"); suffix != std::string_view::npos) transport = trim(transport.substr(0, suffix));
-  if (transport.empty()) return false;
-
-  const bool receive = explicit_direction && direction == "receive";
-  const int rank = collnet ? *left : (receive ? *right : *left);  // "peer -> me [receive]": the receiver prints it
-  const int peer = collnet ? -1 : (receive ? *left : *right);
+  const auto& t = *text;
+  const int rank = t.collnet ? t.left : (t.receive ? *t.right : t.left);  // "peer -> me [receive]": the receiver prints it
+  const int peer = t.collnet ? -1 : (t.receive ? t.left : *t.right);
   note_rank(process, rank);
   key_.clear();
-  for (int v : {rank, peer, *channel, conn_index.value_or(-1), receive ? 1 : 0}) key_.append(reinterpret_cast<const char*>(&v), sizeof v);
-  key_.append(transport);  // as connection_key() builds it from a stored Connection
+  for (int v : {rank, peer, t.channel, t.conn_index.value_or(-1), t.receive ? 1 : 0}) key_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  key_.append(t.transport);  // as connection_key() builds it from a stored Connection
   auto remember = [&](size_t connection) {
     if (!seen || m.size() > kMaxCachedBytes) return;
     seen->process = process;
@@ -201,26 +247,9 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
     remember(hit->second);
     return true;
   }
-  Connection c;
-  c.rank = rank;
-  if (!collnet) c.peer = peer;
-  c.channel = *channel;
-  c.conn_index = conn_index;
-  c.direction = direction;
-  c.direction_explicit = explicit_direction;
-  c.transport = std::string(transport);
-  c.transport_class = collnet ? TransportClass::collnet : transport_class_of(transport);
-  if (c.transport_class == TransportClass::net) {  // PXN: NET/<name>/<dev>(<proxy rank>)
-    const size_t open = c.transport.find('(');
-    const size_t close = c.transport.find(')', open);
-    if (open != std::string::npos && close != std::string::npos) c.proxy_rank = to_int(std::string_view(c.transport).substr(open + 1, close - open - 1));
-  }
-  if (process != kNone) c.host = facts_.processes[process].host;
-  c.file = file_;
-  c.line_no = line_no_;
-  connection_index_.emplace(key_, facts_.connections.size());
   remember(last_connection_ = facts_.connections.size());
-  facts_.connections.push_back(std::move(c));
+  connection_index_.emplace(key_, facts_.connections.size());
+  facts_.connections.push_back(make_connection(t, rank, peer, process != kNone ? facts_.processes[process].host : std::string(), file_, line_no_));
   return true;
 }
 

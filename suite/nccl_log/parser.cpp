@@ -66,19 +66,7 @@ void Parser::add_line(std::string_view line, bool complete) {
   ++facts_.lines;
   complete_ = complete;
   if (line.size() > kMaxLine) line = line.substr(0, kMaxLine);
-  // Coloured terminal output: drop ANSI escape sequences ("\x1b[31m") before reading headers.
-  if (std::memchr(line.data(), '\x1b', line.size())) {
-    clean_.clear();
-    for (size_t i = 0; i < line.size(); ++i) {
-      if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
-        i += 2;
-        while (i < line.size() && !((line[i] >= '@' && line[i] <= '~'))) ++i;
-        continue;
-      }
-      clean_ += line[i];
-    }
-    line = clean_;
-  }
+  line = without_colours(line);
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
   Anchor anchor;
   size_t from = 0;
@@ -86,35 +74,9 @@ void Parser::add_line(std::string_view line, bool complete) {
   LineSlot* line_slot = nullptr;
   bool one_anchor = false;
   if (has_anchor && anchor.level == Level::info) {
-    // An INFO line printed before in this file, byte for byte (a communicator created again, a
-    // log of several runs), changes nothing but counters: the rest was noted the first time.
-    if (complete_ && (line_slot = line_slot_for(line)) && line_slot->known && line_slot->bytes == line) {
-      ++line_cache_.hits;
-      ++facts_.info_lines;
-      if (line_slot->connection != kNone) ++facts_.connections[line_slot->connection].count;
-      return;
-    }
-    // A single INFO message whose header was read before: no need to read it again. (A second
-    // anchor, a header glued into the message, needs the full split.)
-    size_t begin = anchor.at + anchor.length;
-    while (begin < line.size() && (line[begin] == ' ' || line[begin] == '\t')) ++begin;
-    const std::string_view rest = line.substr(begin);
-    Anchor second;
-    if (!rest.empty() && !next_anchor(line, from, second)) {
-      const HeaderSlot& slot = header_slot(line.substr(0, begin));
-      if (slot.process != kNone && slot.bytes == line.substr(0, begin)) {
-        Segment seg;
-        seg.host = slot.host;
-        seg.has_host = slot.has_host;
-        seg.pid = slot.pid;
-        seg.cuda_dev = slot.cuda_dev;
-        seg.message = trim(rest);
-        handle(seg, slot.process);
-        remember_line(line_slot, line);
-        return;
-      }
-      one_anchor = true;
-    }
+    const auto cached = add_from_caches(line, anchor, from, line_slot);
+    if (cached == Cached::done) return;
+    one_anchor = cached == Cached::one_anchor;
   }
   if (!has_anchor) {
     add_plain_line(line);
@@ -144,6 +106,52 @@ void Parser::add_line(std::string_view line, bool complete) {
     }
     handle(seg, process);
   }
+}
+
+// Coloured terminal output: ANSI escape sequences ("\x1b[31m") dropped before headers are read.
+std::string_view Parser::without_colours(std::string_view line) {
+  if (!std::memchr(line.data(), '\x1b', line.size())) return line;
+  clean_.clear();
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
+      i += 2;
+      while (i < line.size() && !((line[i] >= '@' && line[i] <= '~'))) ++i;
+      continue;
+    }
+    clean_ += line[i];
+  }
+  return clean_;
+}
+
+// An INFO line the caches spare a full reading: `done` when it was handled; `one_anchor` when it
+// needs a reading but holds a single message. `line_slot` is where the line will be remembered.
+Parser::Cached Parser::add_from_caches(std::string_view line, const Anchor& anchor, size_t from, LineSlot*& line_slot) {
+  // An INFO line printed before in this file, byte for byte (a communicator created again, a
+  // log of several runs), changes nothing but counters: the rest was noted the first time.
+  if (complete_ && (line_slot = line_slot_for(line)) && line_slot->known && line_slot->bytes == line) {
+    ++line_cache_.hits;
+    ++facts_.info_lines;
+    if (line_slot->connection != kNone) ++facts_.connections[line_slot->connection].count;
+    return Cached::done;
+  }
+  // A single INFO message whose header was read before: no need to read it again. (A second
+  // anchor, a header glued into the message, needs the full split.)
+  size_t begin = anchor.at + anchor.length;
+  while (begin < line.size() && (line[begin] == ' ' || line[begin] == '\t')) ++begin;
+  const std::string_view rest = line.substr(begin);
+  Anchor second;
+  if (rest.empty() || next_anchor(line, from, second)) return Cached::no;
+  const HeaderSlot& slot = header_slot(line.substr(0, begin));
+  if (slot.process == kNone || slot.bytes != line.substr(0, begin)) return Cached::one_anchor;
+  Segment seg;
+  seg.host = slot.host;
+  seg.has_host = slot.has_host;
+  seg.pid = slot.pid;
+  seg.cuda_dev = slot.cuda_dev;
+  seg.message = trim(rest);
+  handle(seg, slot.process);
+  remember_line(line_slot, line);
+  return Cached::done;
 }
 
 // A line without an NCCL header: nccl-tests output, the launch command, the version banner, a

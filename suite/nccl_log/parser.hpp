@@ -47,6 +47,10 @@ class alignas(64) Parser {
   static constexpr size_t kMaxCachedBytes = 512;
 
   void add_plain_line(std::string_view line);
+  std::string_view without_colours(std::string_view line);
+  struct LineSlot;
+  enum class Cached { no, one_anchor, done };
+  Cached add_from_caches(std::string_view line, const Anchor& anchor, size_t from, LineSlot*& line_slot);
   size_t process_for(const Segment& seg, std::optional<int> prefix_rank);
   void handle(const Segment& seg, size_t process);
   bool parse_connection(std::string_view message, size_t process);

@@ -12,6 +12,7 @@
 
 #include "core/dcb.hpp"
 #include "core/roce_rules.hpp"
+#include "core/sm_info.hpp"
 #include "facts.hpp"
 
 namespace fabricproof {
@@ -279,6 +280,92 @@ TEST(ControlPath, TheRouteToTheLaunchNodeOverTheFabricWarns) {
   f = test::with_id_and_subject(check_control_path(cluster), "management_plane", "node2 route to the launch node");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].verdict, Verdict::pass);
+}
+
+// A GetResp(SMInfo) MAD as an SM sends it (IBA 13.4.3 header, SMP data at byte 64).
+std::array<uint8_t, kMadBytes> sm_info_response(uint64_t guid, int priority, int state, uint16_t status = 0) {
+  auto mad = sm_info_request(0x1234);
+  mad[3] = 0x81;  // GetResp
+  mad[4] = static_cast<uint8_t>(status >> 8);
+  mad[5] = static_cast<uint8_t>(status);
+  for (int i = 0; i < 8; ++i) mad[64 + i] = static_cast<uint8_t>(guid >> (56 - 8 * i));
+  mad[64 + 16 + 3] = 42;  // ActCount
+  mad[64 + 20] = static_cast<uint8_t>(priority << 4 | state);
+  return mad;
+}
+
+TEST(SmInfo, RequestIsAnSmpGetOfSmInfo) {
+  const auto mad = sm_info_request(0x0102030405060708ull);
+  EXPECT_EQ(mad[0], 1) << "base version";
+  EXPECT_EQ(mad[1], 0x01) << "LID-routed SMP";
+  EXPECT_EQ(mad[2], 1) << "class version";
+  EXPECT_EQ(mad[3], 0x01) << "Get";
+  EXPECT_EQ(mad[8], 0x01);
+  EXPECT_EQ(mad[15], 0x08) << "transaction id, big endian";
+  EXPECT_EQ(mad[16], 0x00);
+  EXPECT_EQ(mad[17], 0x20) << "attribute SMInfo";
+}
+
+TEST(SmInfo, DecodesTheAnswerAndEveryWayItIsNotOne) {
+  SmAnswer a;
+  const auto master = sm_info_response(0x0002c9030045a1b2ull, 14, 3);
+  decode_sm_info(master.data(), master.size(), a);
+  EXPECT_EQ(a.error, "");
+  EXPECT_EQ(a.guid, "0x0002c9030045a1b2");
+  EXPECT_EQ(a.priority, 14);
+  EXPECT_EQ(a.state, "master");
+  EXPECT_EQ(a.act_count, 42u);
+  SmAnswer standby;
+  const auto s = sm_info_response(0x0002c9030045a1b3ull, 1, 2);
+  decode_sm_info(s.data(), s.size(), standby);
+  EXPECT_EQ(standby.state, "standby");
+  SmAnswer none;
+  const auto no_sm = sm_info_response(0, 0, 0, 0x000c);
+  decode_sm_info(no_sm.data(), no_sm.size(), none);
+  EXPECT_NE(none.error.find("no subnet manager"), std::string::npos) << none.error;
+  EXPECT_TRUE(none.state.empty());
+  SmAnswer other;
+  auto wrong = master;
+  wrong[17] = 0x15;  // PortInfo
+  decode_sm_info(wrong.data(), wrong.size(), other);
+  EXPECT_NE(other.error.find("not an SMInfo response"), std::string::npos) << other.error;
+  SmAnswer cut;
+  decode_sm_info(master.data(), 40, cut);
+  EXPECT_NE(cut.error.find("short MAD"), std::string::npos) << cut.error;
+}
+
+// The seed's "two software SMs fighting": two masters are named with the ports that reached them.
+TEST(ControlPath, TwoMasterSubnetManagersFailAndAreNamed) {
+  auto cluster = test::cluster({test::node("node1", {test::hca("mlx5_0", test::ib_port())}), test::node("node2", {test::hca("mlx5_0", test::ib_port())})});
+  auto answer = [](const std::string& guid, const std::string& state, int lid) {
+    SmAnswer a;
+    a.device = "mlx5_0";
+    a.lid = lid;
+    a.guid = guid;
+    a.state = state;
+    return a;
+  };
+  cluster.nodes[0].subnet_managers = {answer("0x0002c9030045a1b2", "master", 1)};
+  cluster.nodes[1].subnet_managers = {answer("0x0002c9030045a1b2", "master", 1), answer("0x0002c9030045a1b3", "standby", 5)};
+  auto f = with_id(check_control_path(cluster), "ib_sm_masters");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::pass) << f[0].measured.dump();
+  cluster.nodes[1].subnet_managers[1].state = "master";  // opensm started on node2 too
+  f = with_id(check_control_path(cluster), "ib_sm_masters");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::fail);
+  ASSERT_TRUE(f[0].measured.contains("0x0002c9030045a1b3")) << f[0].measured.dump();
+  EXPECT_EQ(f[0].measured["0x0002c9030045a1b3"][0], "node2/mlx5_0:1 at LID 5");
+  EXPECT_EQ(triage_step(f[0]), TriageStep::link);
+  // Not read (not root): a skip with the reason, never a pass.
+  for (auto& n : cluster.nodes) {
+    n.subnet_managers.clear();
+    n.subnet_managers_unread = "needs root (/dev/infiniband/umad* are root's)";
+  }
+  f = with_id(check_control_path(cluster), "ib_sm_masters");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::skip);
+  EXPECT_EQ(f[0].measured.size(), 2u);
 }
 
 }  // namespace

@@ -50,6 +50,19 @@ void from_json(const nlohmann::json& j, RankPlacement& r) {
   r.gpu_uuid = j.value("gpu_uuid", "");
 }
 
+namespace {
+// Every typed section with its top-level key, for the two directions of the JSON edge.
+template <typename R, typename F>
+void each_section(R& r, F&& f) {
+  f("launcher", r.launcher);
+  f("verbs", r.verbs);
+  f("gpudirect", r.gpudirect);
+  f("collectives", r.collectives);
+  f("nccl_audit", r.nccl_audit);
+  f("uplink", r.uplink);
+}
+}  // namespace
+
 void to_json(nlohmann::json& j, const Report& r) {
   j = {{"schema", r.schema},
        {"verdict", r.finished ? nlohmann::json(r.verdict) : nlohmann::json("incomplete")},
@@ -67,22 +80,15 @@ void to_json(nlohmann::json& j, const Report& r) {
     j["finished_at"] = r.finished_at;
   else
     j["in_flight"] = r.in_flight.value_or(InFlight{});
-  auto put = [&](const char* name, const auto& section) {
+  each_section(r, [&](const char* name, const auto& section) {
     if (section) j[name] = *section;
-  };
-  put("launcher", r.launcher);
-  put("verbs", r.verbs);
-  put("gpudirect", r.gpudirect);
-  put("collectives", r.collectives);
-  put("nccl_audit", r.nccl_audit);
-  put("uplink", r.uplink);
+  });
   for (const auto& [name, section] : r.other_sections.items()) j[name] = section;
 }
 
 void from_json(const nlohmann::json& j, Report& r) {
-  static const std::vector<std::string> kKnown = {"schema",  "verdict",   "started_at", "finished_at", "in_flight", "command",     "profile",
-                                                  "build",   "world_size", "missing_ranks", "rank_map", "nodes",    "findings",    "phases",
-                                                  "launcher", "verbs",     "gpudirect",  "collectives", "nccl_audit", "uplink"};
+  static const std::vector<std::string> kCore = {"schema", "verdict", "started_at", "finished_at", "in_flight", "command", "profile",
+                                                 "build", "world_size", "missing_ranks", "rank_map", "nodes", "findings", "phases"};
   r.schema = j.at("schema").get<std::string>();
   r.finished = j.at("verdict") != "incomplete";
   if (r.finished) r.verdict = j.at("verdict").get<Verdict>();
@@ -99,18 +105,14 @@ void from_json(const nlohmann::json& j, Report& r) {
   r.findings = j.value("findings", std::vector<Finding>{});
   r.phases = j.value("phases", std::vector<PhaseRecord>{});
   if (!r.finished) r.verdict = r.overall();
-  auto take = [&](const char* name, auto& section) {
+  std::vector<std::string> known = kCore;
+  each_section(r, [&](const char* name, auto& section) {
+    known.emplace_back(name);
     if (const auto it = j.find(name); it != j.end() && !it->is_null()) section = it->get<typename std::decay_t<decltype(section)>::value_type>();
-  };
-  take("launcher", r.launcher);
-  take("verbs", r.verbs);
-  take("gpudirect", r.gpudirect);
-  take("collectives", r.collectives);
-  take("nccl_audit", r.nccl_audit);
-  take("uplink", r.uplink);
+  });
   r.other_sections = nlohmann::json::object();
   for (const auto& [name, value] : j.items())
-    if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end()) r.other_sections[name] = value;
+    if (std::find(known.begin(), known.end(), name) == known.end()) r.other_sections[name] = value;
 }
 
 void set_cluster(Report& report, const ClusterFacts& cluster) {

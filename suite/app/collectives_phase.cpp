@@ -15,6 +15,7 @@
 #include "app/build_info.hpp"
 #include "collectives/sweep.hpp"
 #include "core/collective_rules.hpp"
+#include "core/text_file.hpp"
 #include "nccl_log/debug_file.hpp"
 #include "mpi/exchange.hpp"
 #include "report/report.hpp"
@@ -99,13 +100,6 @@ NcclLog prepare_nccl_environment(const SweepOptions& o) {
   return log;
 }
 
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 std::unique_ptr<collectives::Engine> make_engine(const Plan& plan, mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s) {
 #if FABRICPROOF_HAVE_NCCL
@@ -186,8 +180,10 @@ SweepSizes size_the_sweep(const RunOptions& options, mpi::Session& session, cons
 // Every rank's NCCL_DEBUG log, kept next to the report (rank 0); a missing one is named.
 void gather_nccl_logs(const RunOptions& options, mpi::Session& session, const NcclLog& nccl_log, CollectivesOutcome& outcome) {
   session.set_step("collectives", "gathering the NCCL logs");
-  const auto text = read_text(nccl_log.path);
-  const auto logs = mpi::gather_to_root(session, json_text(json{{"path", nccl_log.path}, {"found", text.has_value()}, {"text", text.value_or("")}}),
+  // A log beyond 256 MiB is not shipped to rank 0: named as unread rather than filling its memory.
+  std::string error;
+  const auto text = read_regular_file(nccl_log.path, 256u << 20, error);
+  const auto logs = mpi::gather_to_root(session, json_text(json{{"path", nccl_log.path}, {"found", text.has_value()}, {"error", error}, {"text", text.value_or("")}}),
                                         mpi::deadline_in(options.timeout_s), "gathering the NCCL logs");
   logs.require_all(session, "gathering the NCCL logs");
   if (!nccl_log.private_dir.empty()) fs::remove_all(nccl_log.private_dir);
@@ -197,7 +193,9 @@ void gather_nccl_logs(const RunOptions& options, mpi::Session& session, const Nc
   for (size_t rank = 0; rank < logs.parts.size(); ++rank) {
     const auto part = json::parse(*logs.parts[rank]);
     if (!part.at("found").get<bool>()) {
-      outcome.nccl_logs_missing.push_back(fmt::format("rank {}: NCCL log file {} not found (NCCL_DEBUG_FILE)", rank, part.at("path").get<std::string>()));
+      const std::string why = part.value("error", "");
+      outcome.nccl_logs_missing.push_back(why.empty() ? fmt::format("rank {}: NCCL log file {} not found (NCCL_DEBUG_FILE)", rank, part.at("path").get<std::string>())
+                                                      : fmt::format("rank {}: NCCL log file {}: {}", rank, part.at("path").get<std::string>(), why));
       continue;
     }
     const auto path = (dir / fmt::format("rank-{}.log", rank)).string();

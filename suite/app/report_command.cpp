@@ -22,15 +22,14 @@
 namespace fabricproof::app {
 
 std::optional<Report> load_report(const std::string& path, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot be read";
+  std::string why;
+  const auto text = read_regular_file(path, 1u << 30, why);  // a report of a big cluster is tens of MB
+  if (!text) {
+    error = path + ": cannot be read" + (why.empty() ? "" : " (" + why + ")");
     return std::nullopt;
   }
-  std::stringstream text;
-  text << in.rdbuf();
   try {
-    const auto j = nlohmann::json::parse(text.str());
+    const auto j = nlohmann::json::parse(*text);
     if (!j.is_object() || j.value("schema", std::string()) != kReportSchema) {
       error = path + ": not a fabricproof report (no \"schema\": \"" + kReportSchema + "\")";
       return std::nullopt;
@@ -50,13 +49,6 @@ std::optional<Report> load_report(const std::string& path, std::string& error) {
 
 namespace {
 
-std::string read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // `report --finalize DIR|report.json`: the run ended without its last write. The report is
 // rewritten in place (report.json and the other formats already in its directory), or written
 // anew when rank 0 never wrote one. Exit 2; a report that is already final is left as it is and
@@ -69,7 +61,12 @@ int finalize_command(const ReportOptionsCli& options) {
   const fs::path json_path = file ? input : input / "report.json";
   const std::string status = options.launcher_status.empty() ? "the launcher ended abnormally" : options.launcher_status;
   std::vector<LauncherLoss> losses;
-  if (!options.launcher_log.empty()) losses = parse_launcher_log(read_whole(options.launcher_log));
+  if (!options.launcher_log.empty()) {
+    std::string error;  // what the launcher printed: a log of a few MB at most; a missing one is said
+    const auto text = read_regular_file(options.launcher_log, 64u << 20, error);
+    if (text) losses = parse_launcher_log(*text);
+    else std::cerr << "fabricproof: --launcher-log " << options.launcher_log << ": " << (error.empty() ? "not found" : error) << "\n";
+  }
   Report report;
   std::string error;
   if (fs::exists(json_path)) {

@@ -15,6 +15,11 @@
 namespace fabricproof::verbs {
 namespace {
 
+// Every port's reason is kept: one port of the node may fail where another answered.
+void unread(NodeFacts& node, const std::string& why) {
+  node.subnet_managers_unread += (node.subnet_managers_unread.empty() ? "" : "; ") + why;
+}
+
 constexpr int kSmiClass = 0x01;     // LID-routed subnet management
 constexpr int kTimeoutMs = 1000;    // per try, as sminfo's default
 constexpr int kRetries = 2;
@@ -74,12 +79,12 @@ void augment_with_subnet_managers(NodeFacts& node) {
   for (const auto& [d, p] : ports) {
     const int fd = umad_open_port(d->name.c_str(), p->port);
     if (fd < 0) {
-      node.subnet_managers_unread = fmt::format("umad_open_port {} {}: {}", d->name, p->port, std::strerror(-fd));
+      unread(node, fmt::format("umad_open_port {} {}: {}", d->name, p->port, std::strerror(-fd)));
       continue;
     }
     const int agent = umad_register(fd, kSmiClass, 1, 0, nullptr);
     if (agent < 0) {
-      node.subnet_managers_unread = fmt::format("umad_register on {} {}: {}", d->name, p->port, std::strerror(-agent));
+      unread(node, fmt::format("umad_register on {} {}: {}", d->name, p->port, std::strerror(-agent)));
       umad_close_port(fd);
       continue;
     }

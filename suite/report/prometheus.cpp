@@ -10,7 +10,6 @@
 namespace fabricproof {
 namespace {
 
-using nlohmann::json;
 
 std::string escape(const std::string& value) {
   std::string out;

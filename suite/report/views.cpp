@@ -11,7 +11,6 @@
 namespace fabricproof::view {
 namespace {
 
-using nlohmann::json;
 
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 

@@ -64,4 +64,20 @@ inline uint64_t full_hash(std::string_view m) {
   return h ^ (h >> 32);
 }
 
+// Bytes kept in a cache slot itself, not behind a std::string's pointer: a lookup then touches one
+// place in memory (the second, dependent load was the parse's costliest cache miss). Texts longer
+// than N are not kept (their lines are read every time).
+template <size_t N>
+struct SlotBytes {
+  uint16_t size = 0;
+  char data[N];
+  bool assign(std::string_view s) {
+    if (s.size() > N) return false;
+    size = static_cast<uint16_t>(s.size());
+    std::memcpy(data, s.data(), s.size());
+    return true;
+  }
+  std::string_view view() const { return {data, size}; }
+};
+
 }  // namespace fabricproof::nccl

@@ -218,7 +218,7 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   if (complete_ && (m.front() == 'C' || m.front() == 'R')) {
     if (seen_connections_.empty()) seen_connections_.resize(kSeen);
     seen = &seen_connections_[message_hash(m, process) & (kSeen - 1)];
-    if (seen->process == process && seen->message == m) {
+    if (seen->process == process && seen->message.view() == m) {
       ++facts_.connections[last_connection_ = seen->connection].count;
       return true;
     }
@@ -237,9 +237,8 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   for (int v : {rank, peer, t.channel, t.conn_index.value_or(-1), t.receive ? 1 : 0}) key_.append(reinterpret_cast<const char*>(&v), sizeof v);
   key_.append(t.transport);  // as connection_key() builds it from a stored Connection
   auto remember = [&](size_t connection) {
-    if (!seen || m.size() > kMaxCachedBytes) return;
+    if (!seen || !seen->message.assign(m)) return;
     seen->process = process;
-    seen->message.assign(m);
     seen->connection = connection;
   };
   if (auto hit = connection_index_.find(key_); hit != connection_index_.end()) {

@@ -31,7 +31,7 @@ void Parser::begin_file(std::string name) {
   tests_.begin_file(file_);
 }
 
-size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
+size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank, bool starts_line) {
   if (!seg.has_host && !seg.cuda_dev) return kNone;
   const int pid = pid_key(seg.pid, prefix_rank);
   const int cuda_dev = seg.cuda_dev.value_or(-1);
@@ -51,7 +51,9 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
       facts_.processes.push_back(p);
       if (seg.has_host && !seg.host.empty()) {
         facts_.hosts.insert(std::string(seg.host));
-        known_hosts_.insert(std::string(seg.host));
+        // Only a header that starts its line names a host to cut glued headers with: where a glued
+        // header starts was itself a guess.
+        if (starts_line) known_hosts_.insert(std::string(seg.host));
       }
     }
     index = it->second;
@@ -61,20 +63,26 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank) {
   return index;
 }
 
-void Parser::add_line(std::string_view line, bool complete) {
+void Parser::add_line(std::string_view line, bool complete, const LineScan* scan) {
   ++line_no_;
   ++facts_.lines;
   complete_ = complete;
-  if (line.size() > kMaxLine) line = line.substr(0, kMaxLine);
-  line = without_colours(line);
+  if (line.size() > kMaxLine) {
+    line = line.substr(0, kMaxLine);
+    scan = nullptr;
+  }
+  if (!scan || scan->escape) {
+    line = without_colours(line);
+    scan = nullptr;  // its positions were those of the line with its colours
+  }
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
   Anchor anchor;
-  size_t from = 0;
-  const bool has_anchor = next_anchor(line, from, anchor);
+  LineAnchors anchors(line, scan);
+  const bool has_anchor = anchors.next(anchor);
   LineSlot* line_slot = nullptr;
   bool one_anchor = false;
   if (has_anchor && anchor.level == Level::info) {
-    const auto cached = add_from_caches(line, anchor, from, line_slot);
+    const auto cached = add_from_caches(line, anchor, anchors, line_slot);
     if (cached == Cached::done) return;
     one_anchor = cached == Cached::one_anchor;
   }
@@ -83,19 +91,21 @@ void Parser::add_line(std::string_view line, bool complete) {
     return;
   }
   if (one_anchor) segments_.assign(1, single_segment(line, anchor));  // no second search for anchors
-  else split_segments(line, known_hosts_, segments_);
+  else split_names(line);
   const auto& segments = segments_;
   const auto prefix_rank = launcher_rank(segments.front().prefix);
   for (size_t i = 0; i < segments.size(); ++i) {
     const auto& seg = segments[i];
-    const size_t process = process_for(seg, i == 0 ? prefix_rank : std::nullopt);
+    const size_t process = i == 0 ? process_for(seg, prefix_rank, true) : process_for(seg, std::nullopt, false);
     if (segments.size() == 1 && seg.level == Level::info && process != kNone && !seg.message.empty()) {
       const std::string_view header = line.substr(0, static_cast<size_t>(seg.message.data() - line.data()));
-      if (header.size() <= kMaxCachedBytes) {
-        HeaderSlot& slot = header_slot(header);
+      // seg.host is a view into the line (read_header cuts it from there), inside the header.
+      const size_t host_at = seg.host.empty() ? 0 : static_cast<size_t>(seg.host.data() - line.data());
+      HeaderSlot& slot = header_slot(header);
+      if (host_at + seg.host.size() <= header.size() && slot.bytes.assign(header)) {
         slot.process = process;
-        slot.bytes.assign(header);
-        slot.host.assign(seg.host);
+        slot.host_at = static_cast<uint16_t>(host_at);
+        slot.host_size = static_cast<uint16_t>(seg.host.size());
         slot.has_host = seg.has_host;
         slot.pid = seg.pid;
         slot.cuda_dev = seg.cuda_dev;
@@ -106,6 +116,22 @@ void Parser::add_line(std::string_view line, bool complete) {
     }
     handle(seg, process);
   }
+}
+
+// A line of several messages, cut with the hosts seen so far; the names looked for in vain are kept.
+void Parser::split_names(std::string_view line) {
+  constexpr size_t kMaxNotKnown = 4096;
+  not_known_.clear();
+  split_segments(line, known_hosts_, segments_, &not_known_);
+  for (auto name : not_known_) {
+    if (hosts_not_known_.size() < kMaxNotKnown) hosts_not_known_.emplace(name);
+    else hosts_not_known_overflow_ |= !hosts_not_known_.count(name);
+  }
+}
+
+bool Parser::looked_for_any_of(const KnownHosts& hosts) const {
+  if (hosts_not_known_overflow_) return !hosts.empty();
+  return std::any_of(hosts_not_known_.begin(), hosts_not_known_.end(), [&](const std::string& h) { return hosts.count(h) > 0; });
 }
 
 // Coloured terminal output: ANSI escape sequences ("\x1b[31m") dropped before headers are read.
@@ -125,7 +151,7 @@ std::string_view Parser::without_colours(std::string_view line) {
 
 // An INFO line the caches spare a full reading: `done` when it was handled; `one_anchor` when it
 // needs a reading but holds a single message. `line_slot` is where the line will be remembered.
-Parser::Cached Parser::add_from_caches(std::string_view line, const Anchor& anchor, size_t from, LineSlot*& line_slot) {
+Parser::Cached Parser::add_from_caches(std::string_view line, const Anchor& anchor, LineAnchors& more, LineSlot*& line_slot) {
   // An INFO line printed before in this file, byte for byte (a communicator created again, a
   // log of several runs), changes nothing but counters: the rest was noted the first time.
   if (complete_ && (line_slot = line_slot_for(line)) && line_slot->known && line_slot->bytes == line) {
@@ -140,11 +166,11 @@ Parser::Cached Parser::add_from_caches(std::string_view line, const Anchor& anch
   while (begin < line.size() && (line[begin] == ' ' || line[begin] == '\t')) ++begin;
   const std::string_view rest = line.substr(begin);
   Anchor second;
-  if (rest.empty() || next_anchor(line, from, second)) return Cached::no;
+  if (rest.empty() || more.next(second)) return Cached::no;
   const HeaderSlot& slot = header_slot(line.substr(0, begin));
-  if (slot.process == kNone || slot.bytes != line.substr(0, begin)) return Cached::one_anchor;
+  if (slot.process == kNone || slot.bytes.view() != line.substr(0, begin)) return Cached::one_anchor;
   Segment seg;
-  seg.host = slot.host;
+  seg.host = slot.host();
   seg.has_host = slot.has_host;
   seg.pid = slot.pid;
   seg.cuda_dev = slot.cuda_dev;
@@ -191,7 +217,14 @@ Parser::LineSlot* Parser::line_slot_for(std::string_view line) {
     return nullptr;
   }
   if (++line_cache_.lookups == 4096) {  // where lines do not repeat, hashing them is wasted work
-    if (line_cache_.hits < 256) line_cache_.paused = 65536;
+    // Each trial that fails doubles the pause (65536 lines up to 2^20): a log of one run stops
+    // paying for the trials, and one that turns repetitive is still caught within ~100 MB.
+    if (line_cache_.hits < 256) {
+      line_cache_.paused = line_cache_.next_pause;
+      line_cache_.next_pause = std::min<uint32_t>(line_cache_.next_pause * 2, 1u << 20);
+    } else {
+      line_cache_.next_pause = 65536;
+    }
     line_cache_.lookups = line_cache_.hits = 0;
   }
   if (lines_.empty()) lines_.resize(kLineSlots);
@@ -236,28 +269,33 @@ std::string Parser::connection_key(const Connection& c) const {
 
 void Parser::feed(std::string_view data) {
   while (!data.empty()) {
-    const void* nl = std::memchr(data.data(), '\n', data.size());
-    if (!nl) {
-      if (carry_.size() < kMaxLine) carry_.append(data.substr(0, kMaxLine - carry_.size()));
-      return;
-    }
-    const size_t n = static_cast<size_t>(static_cast<const char*>(nl) - data.data());
-    if (carry_.empty()) {
-      add_line(data.substr(0, n));
-    } else {
+    size_t n = 0;
+    if (carry_.empty()) {  // the usual case: the whole line is in this block, scanned once
+      scan_line(data.data(), data.size(), scan_);
+      n = scan_.length;
+      if (scan_.newline) add_line(data.substr(0, n), true, &scan_);
+    } else {  // the rest of a line begun in the previous block
+      const void* nl = std::memchr(data.data(), '\n', data.size());
+      n = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data.data()) : data.size();
       if (carry_.size() < kMaxLine) carry_.append(data.substr(0, std::min(n, kMaxLine - carry_.size())));
-      add_line(carry_);
-      carry_.clear();
+      if (nl) {
+        add_line(carry_);
+        carry_.clear();
+      }
+    }
+    if (n == data.size()) {  // no newline: the line goes on in the next block
+      if (carry_.empty()) carry_.assign(data.substr(0, std::min(n, kMaxLine)));
+      return;
     }
     data.remove_prefix(n + 1);
   }
 }
 
 void Parser::add_stream(std::istream& in) {
-  std::vector<char> block(1 << 20);
+  std::vector<char> block((1 << 20) + kScanPadding);
   carry_.clear();
   while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    in.read(block.data(), static_cast<std::streamsize>(block.size() - kScanPadding));
     const size_t got = static_cast<size_t>(in.gcount());
     if (got == 0) break;
     feed(std::string_view(block.data(), got));

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "nccl_log/hashes.hpp"
 #include "nccl_log/model.hpp"
 #include "nccl_log/scan.hpp"
 #include "nccl_log/tests_table.hpp"
@@ -31,7 +32,8 @@ class alignas(64) Parser {
   void begin_file(std::string name);
   // One physical line, without its newline. `complete` is false for a file's last line that had
   // no newline: the writer was cut off, so a connection on it is not trusted.
-  void add_line(std::string_view line, bool complete = true);
+  // `scan`: what feed() found in one pass over the line, or none (then the line is searched).
+  void add_line(std::string_view line, bool complete = true, const LineScan* scan = nullptr);
   // Reads a whole stream in large blocks, splitting lines itself (bounded line length).
   void add_stream(std::istream& in);
   // Reads bytes [begin, end) of an open file (a chunk that starts and ends at line boundaries).
@@ -39,6 +41,13 @@ class alignas(64) Parser {
   // Folds a parser that read the next part of the same input into this one; its line numbers
   // continue this one's.
   void merge(Parser&& next);
+  // A part of a file parsed on its own reads a line differently from one pass only where a glued
+  // header was cut with the hosts named so far (by headers that start their lines), and one of the
+  // names it looked for in vain was named before the part began. Such a part is read again,
+  // starting from those hosts.
+  const KnownHosts& line_start_hosts() const { return known_hosts_; }
+  bool looked_for_any_of(const KnownHosts& hosts) const;
+  void assume_line_start_hosts(const KnownHosts& hosts) { known_hosts_ = hosts; }
   LogFacts finish();
 
  private:
@@ -47,16 +56,18 @@ class alignas(64) Parser {
   static constexpr size_t kMaxCachedBytes = 512;
 
   void add_plain_line(std::string_view line);
+  void split_names(std::string_view line);
   std::string_view without_colours(std::string_view line);
   struct LineSlot;
   enum class Cached { no, one_anchor, done };
-  Cached add_from_caches(std::string_view line, const Anchor& anchor, size_t from, LineSlot*& line_slot);
-  size_t process_for(const Segment& seg, std::optional<int> prefix_rank);
+  Cached add_from_caches(std::string_view line, const Anchor& anchor, LineAnchors& more, LineSlot*& line_slot);
+  size_t process_for(const Segment& seg, std::optional<int> prefix_rank, bool starts_line);
   void handle(const Segment& seg, size_t process);
   bool parse_connection(std::string_view message, size_t process);
   void parse_network(std::string_view message, std::string_view host);
   void note_rank(size_t process, int rank);
-  void feed(std::string_view data);  // complete lines, plus a carried partial line
+  // Complete lines, plus a carried partial line. `data` must be followed by kScanPadding readable bytes.
+  void feed(std::string_view data);
   std::string connection_key(const Connection& c) const;
   // The pid part of a process key, shared by the lookup and the merge of parallel parts.
   static int pid_key(std::optional<int> pid, std::optional<int> launcher_rank);
@@ -90,10 +101,11 @@ class alignas(64) Parser {
   // interleaved. Exact: a header's fields depend on its bytes alone. Emptied per file.
   struct HeaderSlot {
     size_t process = static_cast<size_t>(-1);  // none: the slot is empty
-    std::string bytes;
-    std::string host;
-    bool has_host = false;
     std::optional<int> pid, cuda_dev;
+    uint16_t host_at = 0, host_size = 0;  // the host name lies inside the header's bytes
+    bool has_host = false;
+    SlotBytes<128> bytes;
+    std::string_view host() const { return bytes.view().substr(host_at, host_size); }
   };
   std::vector<HeaderSlot> headers_;
   // Whole INFO lines seen (repeat-safe ones), by a hash of their bytes, with the connection each
@@ -109,9 +121,10 @@ class alignas(64) Parser {
   // what the first occurrence already set (not "the last one wins" values).
   bool repeat_safe_ = false;
   // The line cache pays only where lines repeat: after 4096 lookups with under 256 hits it is
-  // left alone for the next 65536 INFO lines (a log of one run), then tried again.
+  // left alone for the next 65536 INFO lines (a log of one run), then tried again; the pause
+  // doubles with every trial that fails, up to 2^20 lines.
   struct {
-    uint32_t lookups = 0, hits = 0, paused = 0;
+    uint32_t lookups = 0, hits = 0, paused = 0, next_pause = 65536;
   } line_cache_;
   LineSlot* line_slot_for(std::string_view line);  // null while paused
   void remember_line(LineSlot* slot, std::string_view line);
@@ -120,8 +133,8 @@ class alignas(64) Parser {
   // many runs, or a communicator re-created) is counted without parsing it again.
   struct SeenConnection {
     size_t process = static_cast<size_t>(-1);
-    std::string message;
     size_t connection = 0;
+    SlotBytes<96> message;
   };
   std::vector<SeenConnection> seen_connections_;
   std::vector<bool> rank_seen_;  // ranks already in facts_.ranks (a set insert per line is costly)
@@ -130,7 +143,11 @@ class alignas(64) Parser {
   TestsTableParser tests_;
   std::string carry_;  // add_stream: a line split across reads
   std::string clean_;  // add_line: the line without ANSI colour codes
+  LineScan scan_;      // feed(): the line in hand
   KnownHosts known_hosts_;
+  KnownHosts hosts_not_known_;  // looked up by split_segments and not found (at most kMaxNotKnown)
+  bool hosts_not_known_overflow_ = false;
+  std::vector<std::string_view> not_known_;  // split_segments' list for the line in hand
   std::map<std::tuple<std::string, std::string, std::string>, size_t> warning_index_;
   bool complete_ = true;
 };

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace fabricproof::nccl {
 namespace {
@@ -93,6 +97,22 @@ size_t read_header(std::string_view line, size_t anchor, Level level, Segment& s
 
 }  // namespace
 
+bool anchor_at(std::string_view line, size_t c, Anchor& anchor) {
+  const std::string_view rest = line.substr(c + 4);
+  const bool has_n = c > 0 && line[c - 1] == 'N';
+  const size_t start = has_n ? c - 1 : c;
+  const size_t length = (c + 8 < line.size() && line[c + 8] == ' ') ? c + 9 - start : c + 8 - start;
+  if (rest.substr(0, 4) == "INFO") {
+    anchor = {start, length, Level::info};
+    return true;
+  }
+  if (has_n && rest.substr(0, 4) == "WARN") {
+    anchor = {start, length, Level::warn};
+    return true;
+  }
+  return false;
+}
+
 bool next_anchor(std::string_view line, size_t& from, Anchor& anchor) {
   while (from < line.size()) {
     // Look for the 'L' of "CCL ": far rarer in log text than 'C', so memchr skips further.
@@ -105,25 +125,65 @@ bool next_anchor(std::string_view line, size_t& from, Anchor& anchor) {
     }
     const size_t c = at_l - 2;
     from = c + 4;
-    const std::string_view rest = line.substr(c + 4);
-    const bool has_n = c > 0 && line[c - 1] == 'N';
-    const size_t start = has_n ? c - 1 : c;
-    const size_t length = (c + 8 < line.size() && line[c + 8] == ' ') ? c + 9 - start : c + 8 - start;
-    if (rest.substr(0, 4) == "INFO") {
-      anchor = {start, length, Level::info};
-      return true;
-    }
-    if (has_n && rest.substr(0, 4) == "WARN") {
-      anchor = {start, length, Level::warn};
-      return true;
-    }
+    if (anchor_at(line, c, anchor)) return true;
   }
   from = line.size();
   return false;
 }
 
-std::optional<int> to_int(std::string_view digits) {
-  // Hand-rolled: the hot path parses millions of small numbers.
+void scan_line(const char* p, size_t n, LineScan& out) {
+  out.candidates = 0;
+  out.escape = out.overflow = out.newline = false;
+  // Each 'L' (rare in log text) is checked for the "CC" before it and the ' ' after it.
+  auto note = [&](uint32_t l_bits, size_t base) {
+    for (; l_bits; l_bits &= l_bits - 1) {
+      const size_t l = base + static_cast<size_t>(std::countr_zero(l_bits));
+      if (l < 2 || p[l - 2] != 'C' || p[l - 1] != 'C' || p[l + 1] != ' ') continue;
+      if (out.candidates == LineScan::kMaxCandidates) {
+        out.overflow = true;
+        return;
+      }
+      out.at[out.candidates++] = static_cast<uint32_t>(l - 2);
+    }
+  };
+  for (size_t base = 0; base < n; base += 16) {
+    const char* q = p + base;
+    uint32_t newline = 0, escape = 0, l = 0;
+#if defined(__SSE2__)
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    const __m128i is_newline = _mm_cmpeq_epi8(v, _mm_set1_epi8('\n')), is_escape = _mm_cmpeq_epi8(v, _mm_set1_epi8('\x1b')),
+                  is_l = _mm_cmpeq_epi8(v, _mm_set1_epi8('L'));
+    // Most chunks hold none of the three: one mask for them.
+    if (!_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(is_newline, is_escape), is_l)) && n - base >= 16) continue;
+    newline = static_cast<uint32_t>(_mm_movemask_epi8(is_newline));
+    escape = static_cast<uint32_t>(_mm_movemask_epi8(is_escape));
+    l = static_cast<uint32_t>(_mm_movemask_epi8(is_l));
+#else
+    for (int i = 0; i < 16; ++i) {
+      newline |= static_cast<uint32_t>(q[i] == '\n') << i;
+      escape |= static_cast<uint32_t>(q[i] == '\x1b') << i;
+      l |= static_cast<uint32_t>(q[i] == 'L') << i;
+    }
+#endif
+    // Bits past the data are not the line's. The byte after an 'L' before the newline is inside
+    // the line or is the newline itself (which is no ' ').
+    uint32_t valid = n - base >= 16 ? 0xffffu : (1u << (n - base)) - 1;
+    if (newline & valid) {
+      const auto end = static_cast<unsigned>(std::countr_zero(newline & valid));
+      valid = (1u << end) - 1;
+      out.escape |= (escape & valid) != 0;
+      note(l & valid, base);
+      out.length = base + end;
+      out.newline = true;
+      return;
+    }
+    out.escape |= (escape & valid) != 0;
+    note(l & valid, base);
+  }
+  out.length = n;
+}
+
+std::optional<int> to_int_slow(std::string_view digits) {
   size_t i = 0;
   bool negative = false;
   if (!digits.empty() && digits[0] == '-') {
@@ -161,7 +221,8 @@ Segment single_segment(std::string_view line, const Anchor& anchor) {
   return seg;
 }
 
-void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& segments) {
+void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& segments,
+                    std::vector<std::string_view>* not_known) {
   segments.clear();
   thread_local std::vector<Anchor> anchors;  // reused: no allocation per line
   thread_local std::vector<size_t> header_starts;
@@ -173,13 +234,15 @@ void split_segments(std::string_view line, const KnownHosts& known_hosts, std::v
     size_t start = read_header(line, a.at, a.level, seg);
     // Only a header after another message can be glued to it; the first one starts after a
     // prefix delimiter.
-    if (!segments.empty() && seg.has_host && !seg.host.empty() && !known_hosts.empty() && !known_hosts.count(seg.host)) {
+    if (!segments.empty() && seg.has_host && !seg.host.empty() && !known_hosts.count(seg.host)) {
+      if (not_known) not_known->push_back(seg.host);
       for (size_t k = 1; k < seg.host.size(); ++k) {
         if (known_hosts.count(seg.host.substr(k))) {  // the head belongs to the previous message
           seg.host.remove_prefix(k);
           start += k;
           break;
         }
+        if (not_known) not_known->push_back(seg.host.substr(k));
       }
     }
     header_starts.push_back(start);

@@ -35,13 +35,54 @@ struct Anchor {
 // The first anchor at or after `from`; advances `from` past it. False when there is none.
 bool next_anchor(std::string_view line, size_t& from, Anchor& anchor);
 
+// The anchor whose "CCL " starts at `c` (a position where those four bytes are), if it is one.
+bool anchor_at(std::string_view line, size_t c, Anchor& anchor);
+
+// One pass over the next line of a block (16 bytes at a time): where it ends, whether it holds an
+// ESC (colour codes), and where "CCL " occurs in it, the only places an anchor can start. The
+// parser then neither searches for the line's end, nor for its anchors, nor for colours again.
+// Reads up to kScanPadding bytes past `n`: the block must have them (their values do not matter).
+struct LineScan {
+  static constexpr size_t kMaxCandidates = 6;
+  size_t length = 0;       // bytes before the '\n' (all `n` when there is none)
+  bool newline = false;
+  bool escape = false;
+  bool overflow = false;   // more candidates than kMaxCandidates: search the line instead
+  uint8_t candidates = 0;
+  uint32_t at[kMaxCandidates];
+};
+constexpr size_t kScanPadding = 64;
+void scan_line(const char* p, size_t n, LineScan& out);
+
+// The anchors of one line in order: from its scan's candidates when it has a usable one, else
+// searched with next_anchor.
+class LineAnchors {
+ public:
+  LineAnchors(std::string_view line, const LineScan* scan) : line_(line), scan_(scan && !scan->overflow ? scan : nullptr) {}
+  bool next(Anchor& anchor) {
+    if (!scan_) return next_anchor(line_, from_, anchor);
+    while (candidate_ < scan_->candidates)
+      if (anchor_at(line_, scan_->at[candidate_++], anchor)) return true;
+    return false;
+  }
+
+ private:
+  std::string_view line_;
+  const LineScan* scan_;
+  size_t from_ = 0;
+  size_t candidate_ = 0;
+};
+
 using KnownHosts = std::set<std::string, std::less<>>;
 
 // Splits a line into its NCCL segments (empty when the line has no anchor). A header glued to the
 // previous message ("via P2P/IPC/readgpu-b07:901:915 [0] NCCL INFO") is told apart with the hosts
 // seen in clean headers so far.
-// `out` is cleared and refilled (its capacity is reused: no allocation per line).
-void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& out);
+// `out` is cleared and refilled (its capacity is reused: no allocation per line). `not_known`, when
+// given, gets the names looked up among the known hosts and not found there (a part of a file
+// parsed on its own: had one of them been known, the line would have been cut elsewhere).
+void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& out,
+                    std::vector<std::string_view>* not_known = nullptr);
 
 // What split_segments gives for a line known (by the caller) to hold this one anchor only.
 Segment single_segment(std::string_view line, const Anchor& anchor);
@@ -52,7 +93,17 @@ std::optional<int> launcher_rank(std::string_view prefix);
 
 // Small helpers shared by the parser.
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-std::optional<int> to_int(std::string_view digits);
+std::optional<int> to_int_slow(std::string_view digits);
+// Inline: the hot path parses millions of small numbers (pids, devices, ranks, channels).
+inline std::optional<int> to_int(std::string_view digits) {
+  if (digits.empty() || digits.size() > 9 || digits[0] == '-') return to_int_slow(digits);
+  int value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
 // Inline: called several times on every line (profiled: a call each cost more than the compare).
 inline std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

@@ -269,29 +269,43 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
   }
 }
 
+// As one pass would have left it: the first command line names the test, the last column header
+// names the #wrong/error column (every header line sets it, on the table too).
 void TestsTableParser::merge(TestsTableParser&& next, uint64_t line_offset) {
   ranks_.insert(next.ranks_.begin(), next.ranks_.end());
   if (test_.empty()) test_ = next.test_;
-  if (wrong_column_.empty()) wrong_column_ = next.wrong_column_;
-  if (!has_redop_) has_redop_ = next.has_redop_;
-  if (!has_root_) has_root_ = next.has_root_;
-  if (!gpus_per_process_) gpus_per_process_ = next.gpus_per_process_;
-  if (!next.table_) return;
-  auto& mine = ensure();
-  auto& theirs = *next.table_;
-  for (auto& row : theirs.rows) {
-    row.line_no += line_offset;
-    if (mine.rows.size() < kMaxTestsRows) mine.rows.push_back(std::move(row));
-    else ++mine.rows_dropped;
+  const bool header_in_next = !next.wrong_column_.empty();
+  if (header_in_next) {
+    wrong_column_ = next.wrong_column_;
+    has_redop_ = next.has_redop_;
+    has_root_ = next.has_root_;
   }
-  mine.rows_dropped += theirs.rows_dropped;
-  for (auto line : theirs.partial_row_lines)
-    if (mine.partial_row_lines.size() < kMaxTestsRows) mine.partial_row_lines.push_back(line + line_offset);
-  if (theirs.avg_bus_bandwidth_GBps) mine.avg_bus_bandwidth_GBps = theirs.avg_bus_bandwidth_GBps;
-  if (theirs.out_of_bounds) mine.out_of_bounds = theirs.out_of_bounds;
-  if (!mine.nranks) mine.nranks = theirs.nranks;
-  if (mine.test.empty()) mine.test = theirs.test;
-  if (mine.wrong_column.empty()) mine.wrong_column = theirs.wrong_column;
+  if (!gpus_per_process_) gpus_per_process_ = next.gpus_per_process_;
+  if (next.table_) {
+    auto& theirs = *next.table_;
+    for (auto& row : theirs.rows) row.line_no += line_offset;
+    for (auto& line : theirs.partial_row_lines) line += line_offset;
+    if (!table_) {
+      // One pass would have made it with the column of the header before it, if there was one.
+      if (!header_in_next && !wrong_column_.empty()) theirs.wrong_column = wrong_column_;
+      table_ = std::move(next.table_);
+    } else {
+      auto& mine = *table_;
+      for (auto& row : theirs.rows) {
+        if (mine.rows.size() < kMaxTestsRows) mine.rows.push_back(std::move(row));
+        else ++mine.rows_dropped;
+      }
+      mine.rows_dropped += theirs.rows_dropped;
+      for (auto line : theirs.partial_row_lines)
+        if (mine.partial_row_lines.size() < kMaxTestsRows) mine.partial_row_lines.push_back(line);
+      if (theirs.avg_bus_bandwidth_GBps) mine.avg_bus_bandwidth_GBps = theirs.avg_bus_bandwidth_GBps;
+      if (theirs.out_of_bounds) mine.out_of_bounds = theirs.out_of_bounds;
+      if (!mine.nranks) mine.nranks = theirs.nranks;
+      if (mine.wrong_column.empty()) mine.wrong_column = theirs.wrong_column;
+    }
+  }
+  if (table_ && header_in_next) table_->wrong_column = wrong_column_;
+  if (table_ && !test_.empty()) table_->test = test_;
 }
 
 }  // namespace fabricproof::nccl

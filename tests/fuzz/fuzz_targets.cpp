@@ -9,6 +9,7 @@
 //   hostfile  Open MPI hostfiles
 #include <cstdint>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,13 @@ void nccl_log(std::string_view text) {
   check(!findings.empty());  // a log without transport lines is an error finding, never silence
   check(!json_text(nlohmann::json(nccl::AuditSection{facts, findings})).empty());
   check(!nccl::audit_table(facts, findings).empty());
+  // The block reader (one scan a line for its end, colours and anchors) reads what the line
+  // reader reads.
+  nccl::Parser blocks;
+  blocks.begin_file("");
+  std::istringstream in{std::string(text)};
+  blocks.add_stream(in);
+  check(nlohmann::json(blocks.finish()) == nlohmann::json(facts));
 }
 
 void profile(std::string_view text) {

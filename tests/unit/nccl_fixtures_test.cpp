@@ -4,6 +4,11 @@
 // truncated last line, and an nccl-tests table with INFO lines inside it.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
 #include "facts.hpp"
 #include "nccl_log/audit.hpp"
 #include "nccl_log/debug_file.hpp"
@@ -238,6 +243,85 @@ TEST(NcclTestsRow, ExponentsTabsAndFieldsAcross64Bytes) {
 
   EXPECT_FALSE(nccl::parse_tests_row("     1048576        262144   float     sum      -1    213.5    4.91", true, true, &partial));
   EXPECT_TRUE(partial) << "a row cut short is reported as partial";
+}
+
+// A file above the parallel threshold (64 MiB) is parsed in ranges on every core and merged; the
+// facts must be those of one pass over the same bytes, whatever ranges the cut made. The file is
+// every fixture, in copies whose thread ids differ, so tables, headers and connections cross the
+// cuts; the merged nccl-tests table once took its column name from a later table than the first.
+TEST(NcclFixtures, ParallelParseOfABigFileEqualsOnePass) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core: big files are parsed in one pass here";
+  std::string unit;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(test::fixture("nccl")))
+    if (entry.path().extension() == ".log") {
+      std::ifstream in(entry.path(), std::ios::binary);
+      unit += std::string(std::istreambuf_iterator<char>(in), {});
+      if (unit.back() != '\n') unit += '\n';  // a fixture's cut last line stays cut only at the end
+    }
+  // A second table after the fixture's, as older nccl-tests printed it (an "error" column): one
+  // pass names the column after the last header, and so must the merge.
+  unit +=
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "           8             2   float     sum    10.66    0.00    0.00  0e+00    10.45    0.00    0.00  0e+00\n";
+  ASSERT_GT(unit.size(), 1000u);
+  test::TempDir dir("parallel-parse");
+  const auto path = (dir.path() / "big.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (size_t copy = 0; static_cast<uint64_t>(out.tellp()) < (65ull << 20); ++copy) {
+      std::string text = unit;
+      for (size_t at = 0; (at = text.find(" [", at)) != std::string::npos; at += 2) {  // ":915 [0]" -> ":915<copy> [0]"
+        if (at == 0 || !std::isdigit(static_cast<unsigned char>(text[at - 1]))) continue;
+        const auto tag = std::to_string(copy);
+        text.insert(at, tag);
+        at += tag.size();
+      }
+      out << text;
+    }
+    // The last table of the file, in today's format: its header names the column ("#wrong").
+    out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+           "           8             2     float     sum      -1    18.21    0.00    0.00      0    17.96    0.00    0.00      0\n";
+  }
+  const auto parallel = nccl::parse_files({path});
+  nccl::Parser one_pass;
+  one_pass.begin_file(path);
+  std::ifstream in(path, std::ios::binary);
+  one_pass.add_stream(in);
+  const auto serial = one_pass.finish();
+  ASSERT_GT(serial.lines, 500000u);
+  ASSERT_FALSE(serial.connections.empty());
+  ASSERT_TRUE(serial.nccl_tests);
+  EXPECT_EQ(serial.nccl_tests->wrong_column, "#wrong") << "the last header's";
+  const nlohmann::json a = parallel, b = serial;
+  EXPECT_EQ(a, b) << "first differences: " << nlohmann::json::diff(b, a).dump().substr(0, 2000);
+}
+
+// Where a glued header starts is decided with the hosts named so far: a part of a file that begins
+// at the glued line cuts it elsewhere (its host "readgpu-b07"), says it looked for a host the part
+// before it named, and read again from those hosts gives what one pass gives.
+TEST(NcclFixtures, APartReadAgainFromTheHostsBeforeItCutsAGluedHeaderAsOnePass) {
+  const std::string clean = "gpu-b07:901:915 [0] NCCL INFO Channel 00 : 0[1b000] -> 1[1c000] via P2P/IPC/read";
+  const std::string glued =
+      "gpu-b07:902:916 [1] NCCL INFO Channel 00 : 1[1c000] -> 0[1b000] via P2P/IPC/readgpu-b07:901:915 [0] NCCL INFO Channel 01 : 0[1b000] -> 1[1c000] via P2P/IPC/read";
+  auto parse = [](const std::vector<std::string>& lines, const nccl::KnownHosts* hosts_before) {
+    nccl::Parser p;
+    p.begin_file("log");
+    if (hosts_before) p.assume_line_start_hosts(*hosts_before);
+    for (const auto& l : lines) p.add_line(l);
+    return p;
+  };
+  auto one_pass = parse({clean, glued}, nullptr).finish();
+  auto first = parse({clean}, nullptr);
+  auto alone = parse({glued}, nullptr);
+  EXPECT_EQ(alone.finish().hosts, (std::set<std::string>{"gpu-b07", "readgpu-b07"})) << "cut without the host before it";
+  ASSERT_TRUE(parse({glued}, nullptr).looked_for_any_of(first.line_start_hosts()));
+  auto again = parse({glued}, &first.line_start_hosts());
+  EXPECT_FALSE(parse({clean}, nullptr).looked_for_any_of(first.line_start_hosts())) << "a part without glued headers is not read again";
+  first.merge(std::move(again));
+  const auto merged = first.finish();
+  EXPECT_EQ(merged.hosts, (std::set<std::string>{"gpu-b07"}));
+  EXPECT_EQ(nlohmann::json(merged), nlohmann::json(one_pass));
 }
 
 }  // namespace

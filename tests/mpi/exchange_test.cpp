@@ -131,6 +131,10 @@ TEST(Exchange, RollCallNamesWhatEachRankIsDoingAndWhoIsSilent) {
   }
   barrier(s, s.world(), deadline_in(30), "between the roll calls");  // rank 2 answers the first call here, late
   s.set_step("test", "second call");
+  // Every rank holds its new step before the second call: the first barrier ends on each rank at
+  // its own time, and a rank still in it (a loaded machine, seen with ctest -j2) would answer the
+  // second call truthfully with its old step.
+  barrier(s, s.world(), deadline_in(30), "after the new step");
   if (s.is_root()) {
     const auto answers = roll_call(s, deadline_in(5.0));
     ASSERT_EQ(answers.size(), 3u);

@@ -49,15 +49,19 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank, b
       p.cuda_dev = seg.cuda_dev;
       p.file = file_;
       facts_.processes.push_back(p);
-      if (seg.has_host && !seg.host.empty()) {
-        facts_.hosts.insert(std::string(seg.host));
-        // Only a header that starts its line names a host to cut glued headers with: where a glued
-        // header starts was itself a guess.
-        if (starts_line) known_hosts_.insert(std::string(seg.host));
-      }
+      if (seg.has_host && !seg.host.empty()) facts_.hosts.insert(std::string(seg.host));
     }
     index = it->second;
     slot = {index, pid, cuda_dev};
+  }
+  // Only a header that starts its line names a host to cut glued headers with (where a glued
+  // header starts was itself a guess); the first such header of each process names it.
+  if (starts_line && seg.has_host && !seg.host.empty()) {
+    if (index >= host_named_.size()) host_named_.resize(facts_.processes.size());
+    if (!host_named_[index]) {
+      known_hosts_.emplace(seg.host);
+      host_named_[index] = true;
+    }
   }
   if (prefix_rank && !facts_.processes[index].launcher_rank) facts_.processes[index].launcher_rank = prefix_rank;
   return index;

@@ -145,6 +145,7 @@ class alignas(64) Parser {
   std::string clean_;  // add_line: the line without ANSI colour codes
   LineScan scan_;      // feed(): the line in hand
   KnownHosts known_hosts_;
+  std::vector<bool> host_named_;  // by process: its host is in known_hosts_
   KnownHosts hosts_not_known_;  // looked up by split_segments and not found (at most kMaxNotKnown)
   bool hosts_not_known_overflow_ = false;
   std::vector<std::string_view> not_known_;  // split_segments' list for the line in hand

@@ -324,6 +324,18 @@ TEST(NcclFixtures, APartReadAgainFromTheHostsBeforeItCutsAGluedHeaderAsOnePass) 
   EXPECT_EQ(nlohmann::json(merged), nlohmann::json(one_pass));
 }
 
+// A host first met in a header that does not start its line (after another message) is named for
+// cutting glued headers by the first header of its process that does start one.
+TEST(NcclFixtures, AHostIsNamedByTheFirstHeaderThatStartsALine) {
+  const auto f = nccl::parse_text(
+      "host-a:1:1 [0] NCCL INFO Connected all rings host-b:2:2 [1] NCCL INFO Connected all trees\n"
+      "host-b:2:2 [1] NCCL INFO Connected all rings\n"
+      "host-a:1:1 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P/IPC/readhost-b:2:3 [1] NCCL INFO Channel 00 : 1[1] -> 0[0] via P2P/IPC/read\n");
+  EXPECT_EQ(f.hosts, (std::set<std::string>{"host-a", "host-b"}));
+  ASSERT_EQ(f.connections.size(), 2u);
+  EXPECT_EQ(f.connections[0].transport, "P2P/IPC/read") << "the glued header cut after the transport";
+}
+
 }  // namespace
 }  // namespace fabricproof
 

@@ -234,15 +234,20 @@ void split_segments(std::string_view line, const KnownHosts& known_hosts, std::v
     size_t start = read_header(line, a.at, a.level, seg);
     // Only a header after another message can be glued to it; the first one starts after a
     // prefix delimiter.
+    // The header is cut at the longest known tail of the name read; `not_known` gets the names
+    // whose being known would have cut it elsewhere: each shorter tail tried in vain, and the whole
+    // name only when a tail was cut (uncut, the whole name reads the same known or not, so a part
+    // of a file that meets it before its own header names it need not be read again).
     if (!segments.empty() && seg.has_host && !seg.host.empty() && !known_hosts.count(seg.host)) {
-      if (not_known) not_known->push_back(seg.host);
-      for (size_t k = 1; k < seg.host.size(); ++k) {
-        if (known_hosts.count(seg.host.substr(k))) {  // the head belongs to the previous message
+      const std::string_view whole = seg.host;
+      for (size_t k = 1; k < whole.size(); ++k) {
+        if (known_hosts.count(whole.substr(k))) {  // the head belongs to the previous message
           seg.host.remove_prefix(k);
           start += k;
+          if (not_known) not_known->push_back(whole);
           break;
         }
-        if (not_known) not_known->push_back(seg.host.substr(k));
+        if (not_known) not_known->push_back(whole.substr(k));
       }
     }
     header_starts.push_back(start);

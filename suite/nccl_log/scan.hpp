@@ -79,8 +79,8 @@ using KnownHosts = std::set<std::string, std::less<>>;
 // previous message ("via P2P/IPC/readgpu-b07:901:915 [0] NCCL INFO") is told apart with the hosts
 // seen in clean headers so far.
 // `out` is cleared and refilled (its capacity is reused: no allocation per line). `not_known`, when
-// given, gets the names looked up among the known hosts and not found there (a part of a file
-// parsed on its own: had one of them been known, the line would have been cut elsewhere).
+// given, gets the names looked up among the known hosts in vain whose being known would have cut
+// the line elsewhere (a part of a file parsed on its own is read again only for those).
 void split_segments(std::string_view line, const KnownHosts& known_hosts, std::vector<Segment>& out,
                     std::vector<std::string_view>* not_known = nullptr);
 

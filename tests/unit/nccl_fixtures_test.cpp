@@ -324,6 +324,27 @@ TEST(NcclFixtures, APartReadAgainFromTheHostsBeforeItCutsAGluedHeaderAsOnePass) 
   EXPECT_EQ(nlohmann::json(merged), nlohmann::json(one_pass));
 }
 
+// A glued header whose name no known tail shortens is cut the same whether its whole name is known
+// or not: the part that meets it before its own clean header names that host is not read again
+// (the case of a log file without a final newline followed by another in one file).
+TEST(NcclFixtures, AGluedHeaderCutTheSameEitherWayDoesNotMakeAPartBeReadAgain) {
+  const std::string clean = "[1,0]<stdout>:gpu-c03:1201:1201 [0] NCCL INFO NET/Plugin : No plugin found";
+  const std::string glued =
+      "gpu-b07:902:916 [1] NCCL INFO Channel 02 : 1[1c000] -> 0[1b000] via P2P/I[1,0]<stdout>:gpu-c03:1201:1201 [0] NCCL INFO Bootstrap : Using ib0";
+  auto parse = [](const std::vector<std::string>& lines) {
+    nccl::Parser p;
+    p.begin_file("log");
+    for (const auto& l : lines) p.add_line(l);
+    return p;
+  };
+  auto first = parse({clean});
+  ASSERT_EQ(first.line_start_hosts(), (nccl::KnownHosts{"gpu-c03"}));
+  auto second = parse({glued});
+  EXPECT_FALSE(second.looked_for_any_of(first.line_start_hosts()));
+  first.merge(std::move(second));
+  EXPECT_EQ(nlohmann::json(first.finish()), nlohmann::json(parse({clean, glued}).finish())) << "as one pass";
+}
+
 // A host first met in a header that does not start its line (after another message) is named for
 // cutting glued headers by the first header of its process that does start one.
 TEST(NcclFixtures, AHostIsNamedByTheFirstHeaderThatStartsALine) {

@@ -308,6 +308,24 @@ step_verbs_faults() {
   finish
 }
 
+# 6b. Iteration mode has no length known in advance: one pair's write_bw sized to last ~25 s at the
+#     baseline's typical rate, with --verbs-timeout 3, outlasts every wait of the pair (the target's
+#     was 2 x 3 s + 10 s); the sender's progress notes keep the target waiting, and both directions
+#     are measured. Uses the verbs-faults step's baseline (or measures one).
+step_verbs_iterations() {
+  local baseline="$work/verbs-baseline/report.json" typical_kbit iterations
+  [ -f "$baseline" ] || accept verbs-baseline 0 -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw,write_lat
+  typical_kbit=$(jq '[.verbs.pairs[].tests[] | select(.test == "write_bw" and .status == "ok") | .gbps] | sort | .[length / 2 | floor] * 1e6 | floor' "$baseline")
+  [ "${typical_kbit:-0}" -gt 0 ] || { fail "no baseline figure"; finish; }
+  iterations=$((typical_kbit * 1000 / 8 / 65536 * 25))
+  echo "baseline: typical write_bw $typical_kbit kbit/s; $iterations messages of 64 KiB last ~25 s"
+  accept verbs-iterations 0 --hosts node1,node2 -- "${fault_phases[@]}" --verbs-tests write_bw --verbs-iterations "$iterations" \
+    --verbs-size 65536 --verbs-tx-depth 32 --verbs-timeout 3
+  expect "both directions measured all $iterations messages" "[.verbs.pairs[0].tests[] | select(.test == \"write_bw\") | .status == \"ok\" and .messages == $iterations] | (length == 2 and all)" "$r"
+  expect "each direction outlasted the pair's waits (16 s)" "[.verbs.pairs[0].tests[] | .seconds > 16] | (length == 2 and all)" "$r"
+  finish
+}
+
 # 7. A node lost in the middle of a run: the run ends within its bound, exit 2, the report names
 #    the node and the step in flight, and the results before it are kept. node3 frozen (its qemu
 #    stopped) in the verbs matrix, then node3 dead (its qemu killed) in the collective sweeps. The
@@ -364,6 +382,7 @@ case "${1:-}" in
   faults) step_faults ;;
   config-faults) step_config_faults ;;
   verbs-faults) step_verbs_faults ;;
+  verbs-iterations) step_verbs_iterations ;;
   lost-nodes) step_lost_nodes ;;
   down) step_down ;;
   *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|slurm|collectives|faults|config-faults|verbs-faults|lost-nodes|down"; exit 2 ;;

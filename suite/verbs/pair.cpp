@@ -398,19 +398,20 @@ Local ping_pong(RcEndpoint& ep, const ConnectionInfo& remote, bool initiator, ui
   auto* source = const_cast<uint8_t*>(mine + kLatencySourceOffset);
   const size_t last = bytes - 1;
   const unsigned flags = IBV_SEND_SIGNALED | (bytes <= ep.max_inline() ? IBV_SEND_INLINE : 0);
-  // Read the clock rarely while spinning: it is a system call where the clocksource has no vDSO
-  // (HPET in the lab), and the spin must stay as tight as ib_write_lat's.
+  // Waits are timed with the cycle counter, not the steady clock: a clock read is a system call
+  // where the clocksource has no vDSO (HPET in the lab), two per wait would add their cost to each
+  // round trip, and the spin must stay as tight as ib_write_lat's.
+  const double usec_per_tick = usec_per_cycle();
   auto spin_until = [&](auto&& done, const char* what) -> bool {
-    const auto since = Clock::now();
-    const auto deadline = since + std::chrono::microseconds(static_cast<int64_t>(timeout_s * 1e6));
+    const uint64_t since = cycles();
     for (uint32_t spins = 1; !done(); ++spins) {
       if ((spins & 0xffff) == 0) {
-        const auto now = Clock::now();
-        if (now > deadline) {
+        const double idle_usec = static_cast<double>(cycles() - since) * usec_per_tick;
+        if (idle_usec > timeout_s * 1e6) {
           if (out.error.empty()) out.error = fmt::format("{} within {} s", what, timeout_s);
           return false;
         }
-        back_off(since, now);
+        if (!always_spin() && idle_usec > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     }
     return out.error.empty();
@@ -432,7 +433,7 @@ Local ping_pong(RcEndpoint& ep, const ConnectionInfo& remote, bool initiator, ui
   };
   auto arrived = [&](uint8_t value) { return spin_until([&] { return mine[last] == value; }, "the peer's write did not arrive"); };
   out.latency_usec.reserve(iterations);
-  const double scale = usec_per_cycle() / 2;  // one-way: half the round trip
+  const double scale = usec_per_tick / 2;  // one-way: half the round trip
   uint64_t previous = cycles();
   for (uint64_t i = 0; i < iterations; ++i) {
     const auto value = static_cast<uint8_t>((i + 1) & 0xff);

@@ -308,17 +308,18 @@ step_verbs_faults() {
   finish
 }
 
-# 6b. Iteration mode has no length known in advance: one pair's write_bw sized to last ~25 s at the
-#     baseline's typical rate, with --verbs-timeout 3, outlasts every wait of the pair (the target's
-#     was 2 x 3 s + 10 s); the sender's progress notes keep the target waiting, and both directions
-#     are measured. Uses the verbs-faults step's baseline (or measures one).
+# 6b. Iteration mode has no length known in advance: one pair's write_bw sized to last ~30 s at the
+#     fastest rate of the baseline, with --verbs-timeout 3, outlasts every wait of the pair (the
+#     target's was 2 x 3 s + 10 s); the sender's progress notes keep the target waiting, and both
+#     directions are measured. Uses the verbs-faults step's baseline (or measures one). Sized from
+#     the fastest pair, not the typical one: node1 <-> node2 alone ran 1.7x the typical rate in CI.
 step_verbs_iterations() {
-  local baseline="$work/verbs-baseline/report.json" typical_kbit iterations
+  local baseline="$work/verbs-baseline/report.json" fastest_kbit iterations
   [ -f "$baseline" ] || accept verbs-baseline 0 -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw,write_lat
-  typical_kbit=$(jq '[.verbs.pairs[].tests[] | select(.test == "write_bw" and .status == "ok") | .gbps] | sort | .[length / 2 | floor] * 1e6 | floor' "$baseline")
-  [ "${typical_kbit:-0}" -gt 0 ] || { fail "no baseline figure"; finish; }
-  iterations=$((typical_kbit * 1000 / 8 / 65536 * 25))
-  echo "baseline: typical write_bw $typical_kbit kbit/s; $iterations messages of 64 KiB last ~25 s"
+  fastest_kbit=$(jq '[.verbs.pairs[].tests[] | select(.test == "write_bw" and .status == "ok") | .gbps] | max * 1e6 | floor' "$baseline")
+  [ "${fastest_kbit:-0}" -gt 0 ] || { fail "no baseline figure"; finish; }
+  iterations=$((fastest_kbit * 1000 / 8 / 65536 * 30))
+  echo "baseline: fastest write_bw $fastest_kbit kbit/s; $iterations messages of 64 KiB last ~30 s at that rate"
   accept verbs-iterations 0 --hosts node1,node2 -- "${fault_phases[@]}" --verbs-tests write_bw --verbs-iterations "$iterations" \
     --verbs-size 65536 --verbs-tx-depth 32 --verbs-timeout 3
   expect "both directions measured all $iterations messages" "[.verbs.pairs[0].tests[] | select(.test == \"write_bw\") | .status == \"ok\" and .messages == $iterations] | (length == 2 and all)" "$r"

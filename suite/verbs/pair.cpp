@@ -40,8 +40,12 @@ bool always_spin() {
   return spin;
 }
 
+// The one back-off rule of every polling loop: after a millisecond without progress, 50 us sleeps.
+void back_off(double idle_usec) {
+  if (!always_spin() && idle_usec > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
 void back_off(Clock::time_point idle_since, Clock::time_point now) {
-  if (!always_spin() && now - idle_since > std::chrono::milliseconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  back_off(std::chrono::duration<double, std::micro>(now - idle_since).count());
 }
 
 // The clock of a polling loop, read when a poll made progress and every 64 empty polls, not on
@@ -356,10 +360,12 @@ class Receiver {
         }
       }
       if ((++polls & 0xff) == 0 && !expected) {
-        if (auto message = channel.poll(); message && !is_progress_note(json::parse(*message))) {
-          sender_result = json::parse(*message);
-          if (!sender_result.value("error", "").empty()) return out;  // the sender failed: stop
-          expected = sender_result.value("total", sender_result.value("messages", uint64_t{0}));
+        if (auto message = channel.poll(); message) {
+          if (json parsed = json::parse(*message); !is_progress_note(parsed)) {
+            sender_result = std::move(parsed);
+            if (!sender_result.value("error", "").empty()) return out;  // the sender failed: stop
+            expected = sender_result.value("total", sender_result.value("messages", uint64_t{0}));
+          }
         }
       }
       if (expected && out.messages >= *expected) return out;
@@ -411,7 +417,7 @@ Local ping_pong(RcEndpoint& ep, const ConnectionInfo& remote, bool initiator, ui
           if (out.error.empty()) out.error = fmt::format("{} within {} s", what, timeout_s);
           return false;
         }
-        if (!always_spin() && idle_usec > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+        back_off(idle_usec);
       }
     }
     return out.error.empty();

@@ -18,11 +18,11 @@ namespace {
 
 using nlohmann::json;
 
-enum class Kind { integer, number, boolean, string, string_list, verdict };
+enum class ValueKind { integer, number, boolean, string, string_list, verdict };
 
 struct LeafSpec {
   const char* pointer;
-  Kind kind;
+  ValueKind kind;
   bool nullable;
   double min = 0;
   double max = 1e12;
@@ -32,42 +32,42 @@ struct LeafSpec {
 // Types and ranges of every leaf. The values themselves live in default.json (data, not code).
 const std::vector<LeafSpec>& leaf_specs() {
   static const std::vector<LeafSpec> specs = {
-      {"/schema", Kind::string, false},
-      {"/name", Kind::string, false},
-      {"/description", Kind::string, false},
-      {"/cluster/nodes", Kind::integer, true, 1, 100000},
-      {"/cluster/gpus_per_node", Kind::integer, true, 0, 1024},
-      {"/cluster/hcas_per_node", Kind::integer, true, 0, 1024},
-      {"/cluster/max_clock_offset_s", Kind::number, false, 0, 3600},
-      {"/ports/devices", Kind::string_list, false},
-      {"/ports/link_layer", Kind::string, true, 0, 0, {"InfiniBand", "Ethernet"}},
-      {"/ports/rate_gbps", Kind::number, true, 1, 100000},
-      {"/roce/active_mtu", Kind::integer, false, 256, 4096, {"256", "512", "1024", "2048", "4096"}},
-      {"/roce/min_netdev_mtu", Kind::integer, false, 576, 65535},
-      {"/roce/pfc_priority", Kind::integer, false, 0, 7},
-      {"/roce/dscp", Kind::integer, false, 0, 63},
-      {"/pcie/hca_downtrained", Kind::verdict, false},
-      {"/pcie/gpu_width_downtrained", Kind::verdict, false},
-      {"/pcie/gpu_speed_downtrained", Kind::verdict, false},
-      {"/gpudirect/missing_peermem", Kind::verdict, false},
-      {"/gpudirect/ratio_pass", Kind::number, false, 0, 2},
-      {"/gpudirect/ratio_bounce", Kind::number, false, 0, 2},
-      {"/consistency/software", Kind::verdict, false},
-      {"/consistency/os_kernel", Kind::verdict, false},
-      {"/verbs/absolute_bw", Kind::boolean, false},
-      {"/verbs/bw_pass_ratio", Kind::number, false, 0, 2},
-      {"/verbs/bw_fail_ratio", Kind::number, false, 0, 2},
-      {"/verbs/outlier_ratio", Kind::number, false, 0, 1},
-      {"/verbs/latency_usec/InfiniBand", Kind::number, true, 0, 1e6},
-      {"/verbs/latency_usec/Ethernet", Kind::number, true, 0, 1e6},
-      {"/verbs/latency_outlier_factor", Kind::number, false, 1, 1000},
-      {"/compare/regression", Kind::number, false, 0, 1},
-      {"/collectives/absolute_bw", Kind::boolean, false},
-      {"/collectives/busbw_efficiency", Kind::number, false, 0, 2},
-      {"/collectives/busbw_efficiency_fail", Kind::number, false, 0, 2},
-      {"/collectives/scaling_drop_factor", Kind::number, false, 1, 1000},
-      {"/collectives/max_bytes", Kind::integer, true, 8, 8796093022208.0},
-      {"/uplink/ingest_gbps", Kind::number, true, 0.001, 1e6},
+      {"/schema", ValueKind::string, false},
+      {"/name", ValueKind::string, false},
+      {"/description", ValueKind::string, false},
+      {"/cluster/nodes", ValueKind::integer, true, 1, 100000},
+      {"/cluster/gpus_per_node", ValueKind::integer, true, 0, 1024},
+      {"/cluster/hcas_per_node", ValueKind::integer, true, 0, 1024},
+      {"/cluster/max_clock_offset_s", ValueKind::number, false, 0, 3600},
+      {"/ports/devices", ValueKind::string_list, false},
+      {"/ports/link_layer", ValueKind::string, true, 0, 0, {"InfiniBand", "Ethernet"}},
+      {"/ports/rate_gbps", ValueKind::number, true, 1, 100000},
+      {"/roce/active_mtu", ValueKind::integer, false, 256, 4096, {"256", "512", "1024", "2048", "4096"}},
+      {"/roce/min_netdev_mtu", ValueKind::integer, false, 576, 65535},
+      {"/roce/pfc_priority", ValueKind::integer, false, 0, 7},
+      {"/roce/dscp", ValueKind::integer, false, 0, 63},
+      {"/pcie/hca_downtrained", ValueKind::verdict, false},
+      {"/pcie/gpu_width_downtrained", ValueKind::verdict, false},
+      {"/pcie/gpu_speed_downtrained", ValueKind::verdict, false},
+      {"/gpudirect/missing_peermem", ValueKind::verdict, false},
+      {"/gpudirect/ratio_pass", ValueKind::number, false, 0, 2},
+      {"/gpudirect/ratio_bounce", ValueKind::number, false, 0, 2},
+      {"/consistency/software", ValueKind::verdict, false},
+      {"/consistency/os_kernel", ValueKind::verdict, false},
+      {"/verbs/absolute_bw", ValueKind::boolean, false},
+      {"/verbs/bw_pass_ratio", ValueKind::number, false, 0, 2},
+      {"/verbs/bw_fail_ratio", ValueKind::number, false, 0, 2},
+      {"/verbs/outlier_ratio", ValueKind::number, false, 0, 1},
+      {"/verbs/latency_usec/InfiniBand", ValueKind::number, true, 0, 1e6},
+      {"/verbs/latency_usec/Ethernet", ValueKind::number, true, 0, 1e6},
+      {"/verbs/latency_outlier_factor", ValueKind::number, false, 1, 1000},
+      {"/compare/regression", ValueKind::number, false, 0, 1},
+      {"/collectives/absolute_bw", ValueKind::boolean, false},
+      {"/collectives/busbw_efficiency", ValueKind::number, false, 0, 2},
+      {"/collectives/busbw_efficiency_fail", ValueKind::number, false, 0, 2},
+      {"/collectives/scaling_drop_factor", ValueKind::number, false, 1, 1000},
+      {"/collectives/max_bytes", ValueKind::integer, true, 8, 8796093022208.0},
+      {"/uplink/ingest_gbps", ValueKind::number, true, 0.001, 1e6},
   };
   return specs;
 }
@@ -109,10 +109,10 @@ std::optional<std::string> check_leaf(const LeafSpec& spec, const json& value) {
     return "must not be null";
   }
   switch (spec.kind) {
-    case Kind::integer:
-    case Kind::number: {
-      const bool ok = spec.kind == Kind::integer ? value.is_number_integer() : value.is_number();
-      if (!ok) return fmt::format("must be {}, got {}", spec.kind == Kind::integer ? "an integer" : "a number", value.dump());
+    case ValueKind::integer:
+    case ValueKind::number: {
+      const bool ok = spec.kind == ValueKind::integer ? value.is_number_integer() : value.is_number();
+      if (!ok) return fmt::format("must be {}, got {}", spec.kind == ValueKind::integer ? "an integer" : "a number", value.dump());
       const double v = value.get<double>();
       if (!std::isfinite(v) || v < spec.min || v > spec.max)
         return fmt::format("{} is out of range [{}, {}]", value.dump(), spec.min, spec.max);
@@ -121,21 +121,21 @@ std::optional<std::string> check_leaf(const LeafSpec& spec, const json& value) {
         return fmt::format("{} is not one of {}", value.dump(), fmt::join(spec.allowed, ", "));
       return std::nullopt;
     }
-    case Kind::boolean:
+    case ValueKind::boolean:
       if (!value.is_boolean()) return fmt::format("must be true or false, got {}", value.dump());
       return std::nullopt;
-    case Kind::string:
+    case ValueKind::string:
       if (!value.is_string()) return fmt::format("must be a string, got {}", value.dump());
       if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(),
                                              value.get<std::string>()) == spec.allowed.end())
         return fmt::format("{} is not one of {}", value.dump(), fmt::join(spec.allowed, ", "));
       return std::nullopt;
-    case Kind::string_list:
+    case ValueKind::string_list:
       if (!value.is_array()) return fmt::format("must be a list of strings, got {}", value.dump());
       for (const auto& item : value)
         if (!item.is_string()) return fmt::format("must be a list of strings, got element {}", item.dump());
       return std::nullopt;
-    case Kind::verdict:
+    case ValueKind::verdict:
       if (!value.is_string() || !parse_verdict(value.get<std::string>()))
         return fmt::format("must be one of pass, skip, warn, fail, error; got {}", value.dump());
       return std::nullopt;

@@ -9,9 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-Finding make(std::string id, std::string subject, Verdict v, json measured, json expected, std::string rule, std::string hint = "") {
-  return Finding{std::move(id), std::move(subject), v, std::move(measured), std::move(expected), std::move(rule), std::move(hint)};
-}
 
 const char* kServerHint =
     "Is `iperf3 -s -p PORT` running on the target and reachable from the node (firewall, route)? A stock iperf3 "
@@ -32,7 +29,7 @@ void check_measured(const UplinkNode& n, bool together_ran, std::vector<Finding>
   for (const auto* f : {&n.single, &n.parallel, together_ran ? &n.together : nullptr}) {
     if (!f || f->status == Status::ok) continue;
     const std::string which = f == &n.single ? "1 flow" : f == &n.parallel ? fmt::format("{} flows", f->flows) : "all nodes together";
-    out.push_back(make("uplink_measured", fmt::format("{} ({}, to {})", n.host, which, n.target), Verdict::error,
+    out.push_back(Finding("uplink_measured", fmt::format("{} ({}, to {})", n.host, which, n.target), Verdict::error,
                        {{"status", f->status}, {"reason", f->reason}}, "a measurement", "TCP ingest from the target measured", kServerHint));
   }
 }
@@ -40,11 +37,11 @@ void check_measured(const UplinkNode& n, bool together_ran, std::vector<Finding>
 // The path: storage traffic over the data fabric competes with the collectives.
 void check_path(const UplinkNode& n, std::vector<Finding>& out) {
   if (!n.path.error.empty()) {
-    out.push_back(make("uplink_path", n.host, Verdict::error, {{"error", n.path.error}}, "a route to " + n.target,
+    out.push_back(Finding("uplink_path", n.host, Verdict::error, {{"error", n.path.error}}, "a route to " + n.target,
                        "the node routes to the uplink target", "Does the target's name resolve on the node, and is there a route to it?"));
     return;
   }
-  out.push_back(make("uplink_path", n.host, n.path.rdma ? Verdict::warn : Verdict::pass,
+  out.push_back(Finding("uplink_path", n.host, n.path.rdma ? Verdict::warn : Verdict::pass,
                      {{"interface", n.path.interface}, {"data_fabric", n.path.rdma}, {"local_address", n.path.local_address}},
                      "an interface that is not the RDMA fabric", "the route to the uplink target leaves through an interface without an RDMA port",
                      n.path.rdma ? "The route to the storage target goes over the RDMA fabric: dataset reads would compete with "
@@ -55,7 +52,7 @@ void check_path(const UplinkNode& n, std::vector<Finding>& out) {
 // Alone, with K flows, the node reaches its share of the need; with one flow it may not.
 void check_node_rates(const UplinkNode& n, double share, std::vector<Finding>& out) {
   const std::string subject = fmt::format("{} via {}", n.host, n.path.interface.empty() ? "?" : n.path.interface);
-  out.push_back(make("uplink_node_share", subject, n.parallel.gbps >= share ? Verdict::pass : Verdict::fail, flows_json(n.parallel),
+  out.push_back(Finding("uplink_node_share", subject, n.parallel.gbps >= share ? Verdict::pass : Verdict::fail, flows_json(n.parallel),
                      fmt::format(">= {:.4g} Gb/s (ingest need / nodes)", share),
                      "a node alone with parallel flows reaches its share of uplink.ingest_gbps",
                      n.parallel.gbps >= share ? ""
@@ -73,7 +70,7 @@ void check_node_rates(const UplinkNode& n, double share, std::vector<Finding>& o
     hint = fmt::format("One TCP flow carries {:.3g} Gb/s and {} flows no more ({:.3g} Gb/s): the limit is not per flow; see "
                        "uplink_node_share.", n.single.gbps, n.parallel.flows, n.parallel.gbps);
   }
-  out.push_back(make("uplink_single_flow", subject, single_enough ? Verdict::pass : Verdict::warn, flows_json(n.single),
+  out.push_back(Finding("uplink_single_flow", subject, single_enough ? Verdict::pass : Verdict::warn, flows_json(n.single),
                      fmt::format(">= {:.4g} Gb/s (the node's share) with one flow", share),
                      "one TCP flow carries the node's share of uplink.ingest_gbps; otherwise the loader needs parallel streams", hint));
 }
@@ -81,12 +78,12 @@ void check_node_rates(const UplinkNode& n, double share, std::vector<Finding>& o
 // All nodes at once share the target's link and the uplink: the cluster's need is judged here.
 Finding check_aggregate(const UplinkSection& s) {
   if (!s.need_gbps)
-    return make("uplink_aggregate", "cluster", Verdict::skip, nullptr, nullptr, "all nodes together carry uplink.ingest_gbps",
+    return Finding("uplink_aggregate", "cluster", Verdict::skip, nullptr, nullptr, "all nodes together carry uplink.ingest_gbps",
                 "no ingest need given: set uplink.ingest_gbps in the profile or --uplink-need GBPS "
                 "(`fabricproof plan-uplink` computes it from the workload)");
   const double need = *s.need_gbps;
   if (!s.together_skipped.empty())
-    return make("uplink_aggregate", "cluster", Verdict::skip, nullptr, fmt::format(">= {:.4g} Gb/s", need),
+    return Finding("uplink_aggregate", "cluster", Verdict::skip, nullptr, fmt::format(">= {:.4g} Gb/s", need),
                 "all nodes together carry uplink.ingest_gbps", s.together_skipped);
   double sum = 0;
   bool complete = true;
@@ -98,7 +95,7 @@ Finding check_aggregate(const UplinkSection& s) {
     per_node[n.host] = ok ? json(n.together.gbps) : json(nullptr);
   }
   const Verdict v = !complete ? Verdict::error : sum >= need ? Verdict::pass : Verdict::fail;
-  return make("uplink_aggregate", "cluster", v, {{"gbps", sum}, {"per_node_gbps", per_node}},
+  return Finding("uplink_aggregate", "cluster", v, {{"gbps", sum}, {"per_node_gbps", per_node}},
               fmt::format(">= {:.4g} Gb/s ({})", need, s.need_source), "all nodes together carry uplink.ingest_gbps",
               v == Verdict::pass ? ""
               : !complete        ? "Not every node measured: the aggregate is unknown, not passed. " + std::string(kServerHint)
@@ -111,7 +108,7 @@ Finding check_aggregate(const UplinkSection& s) {
 std::vector<Finding> check_uplink(const UplinkSection& s) {
   std::vector<Finding> out;
   if (s.nodes.empty()) {
-    out.push_back(make("uplink_measured", "cluster", Verdict::error, nullptr, "one result per node", "every node measures its uplink",
+    out.push_back(Finding("uplink_measured", "cluster", Verdict::error, nullptr, "one result per node", "every node measures its uplink",
                        "no node reported an uplink result"));
     return out;
   }

@@ -326,11 +326,6 @@ std::string nccl_section(const view::NcclAudit& a) {
   return h + "</tbody></table>\n";
 }
 
-template <typename T>
-std::string opt(const std::optional<T>& v) {
-  return v ? fmt::format("{}", *v) : "-";
-}
-
 std::string inventory_section(const Report& r) {
   std::string h = "<h3>Nodes</h3>";
   std::vector<std::vector<std::string>> rows;
@@ -350,7 +345,7 @@ std::string inventory_section(const Report& r) {
       for (const auto& p : d.ports)
         rows.push_back({esc(n.host), esc(d.name), std::to_string(p.port), esc(p.state), esc(p.phys_state),
                         p.rate_gbps ? fmt::format("{:g} ({} {})", *p.rate_gbps, esc(p.width), esc(p.speed_name)) : "-", esc(p.link_layer),
-                        opt(p.active_mtu), p.netdev.empty() ? "-" : esc(p.netdev) + " (" + opt(p.netdev_mtu) + ")", opt(p.roce_v2_gid_index),
+                        view::or_dash(p.active_mtu), p.netdev.empty() ? "-" : esc(p.netdev) + " (" + view::or_dash(p.netdev_mtu) + ")", view::or_dash(p.roce_v2_gid_index),
                         esc(p.qos.traffic_class)});
   h += "<h3>RDMA ports</h3>" + table({"node", "device", "port", "state", "physical", "rate (Gb/s)", "link layer", "active MTU", "netdev (MTU)",
                                       "RoCE v2 GID", "traffic class"},
@@ -455,7 +450,7 @@ std::string phases_section(const Report& r) {
     for (const auto& a : n.absent) rows.push_back({esc(n.host), esc(a.what), esc(a.reason)});
   h += "<h3>Absent, with the reason</h3>" + table({"node", "what", "reason"}, rows);
   rows.clear();
-  for (const auto& p : r.rank_map) rows.push_back({std::to_string(p.rank), esc(p.host), std::to_string(p.local_rank), opt(p.gpu), esc(p.gpu_uuid)});
+  for (const auto& p : r.rank_map) rows.push_back({std::to_string(p.rank), esc(p.host), std::to_string(p.local_rank), view::or_dash(p.gpu), esc(p.gpu_uuid)});
   return h + "<h3>Rank map</h3>" + table({"rank", "host", "local rank", "GPU", "GPU UUID"}, rows);
 }
 

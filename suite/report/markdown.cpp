@@ -22,18 +22,13 @@ std::string cell(std::string text) {
   return out.empty() ? "-" : out;
 }
 
-template <typename T>
-std::string opt(const std::optional<T>& v, const char* suffix = "") {
-  return v ? fmt::format("{}{}", *v, suffix) : "-";
-}
-
 std::string pcie_text(const PcieLink& l) {
   if (!l.current_width) return "-";
   auto gen = [](std::optional<int> g, std::optional<double> gts) {
     return g ? fmt::format("Gen{}", *g) : gts ? fmt::format("{} GT/s", *gts) : std::string("?");
   };
   return fmt::format("{} x{} (max {} x{})", gen(l.current_gen, l.current_gts), *l.current_width,
-                     gen(l.max_gen, l.max_gts), opt(l.max_width));
+                     gen(l.max_gen, l.max_gts), view::or_dash(l.max_width));
 }
 
 void findings_table(std::string& md, const std::vector<const Finding*>& rows) {
@@ -249,8 +244,8 @@ void phase_and_node_tables(std::string& md, const Report& r) {
       for (const auto& p : d.ports)
         md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(n.host), cell(d.name), p.port,
                           cell(p.state), cell(p.phys_state), p.rate_gbps ? fmt::format("{:g} ({} {})", *p.rate_gbps, p.width, p.speed_name) : "-",
-                          cell(p.link_layer), opt(p.active_mtu), p.netdev.empty() ? "-" : cell(p.netdev + " (" + opt(p.netdev_mtu) + ")"),
-                          opt(p.roce_v2_gid_index), cell(d.fw_ver), cell(d.pci), opt(d.numa_node), cell(pcie_text(d.pcie)));
+                          cell(p.link_layer), view::or_dash(p.active_mtu), p.netdev.empty() ? "-" : cell(p.netdev + " (" + view::or_dash(p.netdev_mtu) + ")"),
+                          view::or_dash(p.roce_v2_gid_index), cell(d.fw_ver), cell(d.pci), view::or_dash(d.numa_node), cell(pcie_text(d.pcie)));
 
 }
 
@@ -264,8 +259,8 @@ void component_tables(std::string& md, const Report& r) {
   md += "\n## GPUs\n\n| node | index | name | UUID | PCI | NUMA | memory (GiB) | PCIe | DMA-BUF |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& n : r.nodes)
     for (const auto& g : n.gpus)
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(n.host), opt(g.index), cell(g.name), cell(g.uuid), cell(g.pci),
-                        opt(g.numa_node), g.memory_bytes ? fmt::format("{:.1f}", *g.memory_bytes / 1073741824.0) : "-",
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(n.host), view::or_dash(g.index), cell(g.name), cell(g.uuid), cell(g.pci),
+                        view::or_dash(g.numa_node), g.memory_bytes ? fmt::format("{:.1f}", *g.memory_bytes / 1073741824.0) : "-",
                         cell(pcie_text(g.pcie)), g.dmabuf_supported ? (*g.dmabuf_supported ? "yes" : "no") : "-");
 
   for (const auto& n : r.nodes) {
@@ -277,7 +272,7 @@ void component_tables(std::string& md, const Report& r) {
     for (size_t i = 0; i < t.hcas.size(); ++i) md += "---|";
     md += "\n";
     for (size_t g = 0; g < t.gpus.size() && g < t.classes.size(); ++g)
-      md += fmt::format("| {} (NUMA {}) | {} |\n", cell(t.gpus[g].name), opt(t.gpus[g].numa_node), fmt::join(t.classes[g], " | "));
+      md += fmt::format("| {} (NUMA {}) | {} |\n", cell(t.gpus[g].name), view::or_dash(t.gpus[g].numa_node), fmt::join(t.classes[g], " | "));
   }
 
   md += "\n## Absent, with the reason\n\n| node | what | reason |\n|---|---|---|\n";
@@ -306,7 +301,7 @@ std::string render_markdown(const Report& r) {
   component_tables(md, r);
   measurement_tables(md, r);
   md += "\n## Rank map\n\n| rank | host | local rank | GPU |\n|---|---|---|---|\n";
-  for (const auto& p : r.rank_map) md += fmt::format("| {} | {} | {} | {} |\n", p.rank, cell(p.host), p.local_rank, opt(p.gpu));
+  for (const auto& p : r.rank_map) md += fmt::format("| {} | {} | {} | {} |\n", p.rank, cell(p.host), p.local_rank, view::or_dash(p.gpu));
 
   md += "\n## All findings\n\n";
   findings_table(md, worst_first(r.findings));

@@ -5,10 +5,18 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/uplink_model.hpp"
 #include "report/report.hpp"
 
 namespace fabricproof::view {
+
+// A value the report may lack, as a table cell: "-" when absent.
+template <typename T>
+std::string or_dash(const std::optional<T>& v, const char* suffix = "") {
+  return v ? fmt::format("{}{}", *v, suffix) : "-";
+}
 
 // One step of the seed's triage order for a slow or broken fabric, with the findings it explains.
 struct StepFindings {

@@ -27,7 +27,7 @@ class Iperf3Servers {
   }
   std::string targets() const {
     std::string t;
-    for (int p : ports_) t += (t.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(p);
+    for (int p : ports_) t += (t.empty() ? "127.0.0.1:" : ",127.0.0.1:") + std::to_string(p);
     return t;
   }
 

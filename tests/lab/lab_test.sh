@@ -180,11 +180,11 @@ step_slurm() {
 #     result element verified, busbw = algbw x the allreduce factor of each group.
 step_collectives() {
   accept collectives 0 -- --phases collectives --collective-engine mpi --collective-ops allreduce,allgather,reduce_scatter \
-    --max-bytes 1M --iters 5 --warmup 1
+    --max-bytes 256K --iters 5 --warmup 1
   expect "one group per node count: 1, 2, $nodes" "[.collectives.groups[].nodes] == [1, 2, $nodes]" "$r"
   expect "each group holds its nodes' ranks" "[.collectives.groups[] | (.ranks | length) == .nodes] | all" "$r"
   expect "three ops on each group" "[.collectives.results[] | \"\\(.op)@\\(.nodes)\"] | sort == ([\"allreduce\", \"allgather\", \"reduce_scatter\"] | map(. as \$o | [1, 2, $nodes] | map(\"\\(\$o)@\\(.)\")) | flatten | sort)" "$r"
-  expect "every sweep completed up to 1 MiB" "[.collectives.results[] | .status == \"ok\" and .rows[-1].bytes == 1048576] | all" "$r"
+  expect "every sweep completed up to 256 KiB" "[.collectives.results[] | .status == \"ok\" and .rows[-1].bytes == 262144] | all" "$r"
   expect "no wrong element anywhere" "[.collectives.results[].rows[] | .out_of_place.wrong, (.in_place // {wrong: 0}).wrong] | all(. == 0)" "$r"
   expect "allreduce busbw = algbw x 2(n-1)/n" "[.collectives.results[] | select(.op == \"allreduce\") | .ranks as \$n | .rows[] | .out_of_place | (.busbw_GBps - .algbw_GBps * 2 * (\$n - 1) / \$n) | fabs < 1e-9] | all" "$r"
   expect "the scaling table has the three node counts" "[.collectives.scaling[] | [.groups[].nodes] == [1, 2, $nodes]] | all" "$r"

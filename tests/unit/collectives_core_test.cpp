@@ -198,8 +198,9 @@ TEST(Verification, PatternHasNoShortPeriodInRankOrIndex) {
   }
   // A 16-element (64-byte) shift of rank 1's allgather chunk is caught.
   const auto out = simulate<float>(CollOp::allgather, ReduceOp::sum, 4, 64);
+  ASSERT_EQ(out[2].size(), 4u * 64);
   auto shifted = out[2];
-  std::copy(out[2].begin() + 64 + 16, out[2].begin() + 128, shifted.begin() + 64);
+  for (size_t i = 64; i + 16 < 128; ++i) shifted[i] = out[2][i + 16];
   EXPECT_GT(coll_count_wrong(shifted.data(), shifted.size(), CollOp::allgather, ReduceOp::sum, 2, 4, 64), 40u);
 }
 

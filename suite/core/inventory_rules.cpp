@@ -18,7 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-
 std::string rate_model_key(const RdmaDevice& d, const PortFacts& p) {
   return d.hca_type + "|" + d.board_id + "|" + p.link_layer;
 }
@@ -55,9 +54,9 @@ std::string port_state_hint(const PortFacts& p) {
 void check_port_state(const std::string& subject, const PortFacts& p, std::vector<Finding>& out) {
   const bool ok = p.state == "ACTIVE" && p.phys_state == "LINK_UP";
   out.push_back(Finding("port_state", subject, ok ? Verdict::pass : Verdict::fail,
-                     p.state + "/" + p.phys_state, "ACTIVE/LINK_UP",
-                     "port state == ACTIVE and physical state == LINK_UP",
-                     ok ? "" : port_state_hint(p)));
+                        p.state + "/" + p.phys_state, "ACTIVE/LINK_UP",
+                        "port state == ACTIVE and physical state == LINK_UP",
+                        ok ? "" : port_state_hint(p)));
 }
 
 void check_port_rate(const std::string& subject, const RdmaDevice& d, const PortFacts& p,
@@ -69,7 +68,7 @@ void check_port_rate(const std::string& subject, const RdmaDevice& d, const Port
       "unset)";
   if (!p.rate_gbps) {
     out.push_back(Finding("port_rate", subject, Verdict::error, nullptr, profile.ports.rate_gbps,
-                       "rate_gbps readable", "The port's rate could not be read (sysfs rate, ibv_query_port)."));
+                          "rate_gbps readable", "The port's rate could not be read (sysfs rate, ibv_query_port)."));
     return;
   }
   const double measured = *p.rate_gbps;
@@ -78,16 +77,16 @@ void check_port_rate(const std::string& subject, const RdmaDevice& d, const Port
   json measured_json = {{"rate_gbps", measured}, {"width", p.width}, {"speed", p.speed_name}};
   if (measured + 1e-9 < expected) {
     out.push_back(Finding("port_rate", subject, Verdict::fail, measured_json, expected,
-                       from_profile ? "rate_gbps == profile ports.rate_gbps" : rule_derived,
-                       fmt::format("The port trained at {} Gb/s ({} {}) instead of {} Gb/s. {}",
+                          from_profile ? "rate_gbps == profile ports.rate_gbps" : rule_derived,
+                          fmt::format("The port trained at {} Gb/s ({} {}) instead of {} Gb/s. {}",
                                    measured, p.width, p.speed_name, expected, hint::kCable)));
   } else if (measured > expected + 1e-9) {
     out.push_back(Finding("port_rate", subject, Verdict::warn, measured_json, expected,
-                       "rate_gbps == profile ports.rate_gbps",
-                       "Faster than the profile expects: is this the right profile for the cluster?"));
+                          "rate_gbps == profile ports.rate_gbps",
+                          "Faster than the profile expects: is this the right profile for the cluster?"));
   } else {
     out.push_back(Finding("port_rate", subject, Verdict::pass, measured_json, expected,
-                       from_profile ? "rate_gbps == profile ports.rate_gbps" : rule_derived));
+                          from_profile ? "rate_gbps == profile ports.rate_gbps" : rule_derived));
   }
 }
 
@@ -96,8 +95,8 @@ void check_link_layer(const std::string& subject, const PortFacts& p, const Prof
   if (!profile.ports.link_layer) return;  // no expectation: the consistency rules still compare nodes
   const bool ok = p.link_layer == *profile.ports.link_layer;
   out.push_back(Finding("port_link_layer", subject, ok ? Verdict::pass : Verdict::fail, p.link_layer,
-                     *profile.ports.link_layer, "link_layer == profile ports.link_layer",
-                     ok ? "" : "Wrong port personality: set LINK_TYPE_P1 with mlxconfig (IB=1, ETH=2) and reboot, or fix the profile."));
+                        *profile.ports.link_layer, "link_layer == profile ports.link_layer",
+                        ok ? "" : "Wrong port personality: set LINK_TYPE_P1 with mlxconfig (IB=1, ETH=2) and reboot, or fix the profile."));
 }
 
 const GidEntry* find_gid(const PortFacts& p, int index) {
@@ -112,28 +111,28 @@ void check_roce(const std::string& subject, const NodeFacts& node, const PortFac
   const std::string mtu_rule = fmt::format("active_mtu >= profile roce.active_mtu ({})", profile.roce.active_mtu);
   if (!p.active_mtu) {
     out.push_back(Finding("roce_mtu", subject, Verdict::error, nullptr, profile.roce.active_mtu, mtu_rule,
-                       "The active MTU could not be read (ibv_query_port, netdev MTU)."));
+                          "The active MTU could not be read (ibv_query_port, netdev MTU)."));
   } else {
     const bool ok = *p.active_mtu >= profile.roce.active_mtu;
     out.push_back(Finding("roce_mtu", subject, ok ? Verdict::pass : Verdict::fail,
-                       {{"active_mtu", *p.active_mtu}, {"source", p.active_mtu_source}},
-                       profile.roce.active_mtu, mtu_rule, ok ? "" : hint::kMtu));
+                          {{"active_mtu", *p.active_mtu}, {"source", p.active_mtu_source}},
+                          profile.roce.active_mtu, mtu_rule, ok ? "" : hint::kMtu));
   }
   const std::string netdev_rule = fmt::format("netdev MTU >= profile roce.min_netdev_mtu ({})", profile.roce.min_netdev_mtu);
   if (!p.netdev_mtu) {
     out.push_back(Finding("roce_netdev_mtu", subject, Verdict::error, nullptr, profile.roce.min_netdev_mtu,
-                       netdev_rule, "No netdev found behind the RoCE port (gid_attrs/ndevs, parent)."));
+                          netdev_rule, "No netdev found behind the RoCE port (gid_attrs/ndevs, parent)."));
   } else {
     const bool ok = *p.netdev_mtu >= profile.roce.min_netdev_mtu;
     out.push_back(Finding("roce_netdev_mtu", subject, ok ? Verdict::pass : Verdict::fail,
-                       {{"netdev", p.netdev}, {"mtu", *p.netdev_mtu}}, profile.roce.min_netdev_mtu,
-                       netdev_rule, ok ? "" : hint::kMtu));
+                          {{"netdev", p.netdev}, {"mtu", *p.netdev_mtu}}, profile.roce.min_netdev_mtu,
+                          netdev_rule, ok ? "" : hint::kMtu));
   }
   const bool has_v2 = std::any_of(p.gids.begin(), p.gids.end(), [](const GidEntry& g) { return g.type == "RoCE v2"; });
   out.push_back(Finding("roce_v2_gid", subject, has_v2 ? Verdict::pass : Verdict::fail,
-                     {{"roce_v2_gid_index", p.roce_v2_gid_index}, {"gids", p.gids.size()}},
-                     "a GID of type RoCE v2", "the GID table holds a RoCE v2 entry (UDP 4791, routable)",
-                     has_v2 ? "" : "No RoCE v2 GID: GIDs follow the netdev's IP addresses (give it an address), and configfs rdma_cm default_roce_mode must not force RoCE v1."));
+                        {{"roce_v2_gid_index", p.roce_v2_gid_index}, {"gids", p.gids.size()}},
+                        "a GID of type RoCE v2", "the GID table holds a RoCE v2 entry (UDP 4791, routable)",
+                        has_v2 ? "" : "No RoCE v2 GID: GIDs follow the netdev's IP addresses (give it an address), and configfs rdma_cm default_roce_mode must not force RoCE v1."));
   // NCCL_IB_GID_INDEX must point at a RoCE v2 GID on every RoCE port the ranks of this node use.
   std::set<std::string> gid_index_values;
   for (const auto& r : node.ranks)
@@ -159,8 +158,8 @@ void check_roce(const std::string& subject, const NodeFacts& node, const PortFac
                       : std::string("This port has no RoCE v2 IPv4 GID to point at; fix the GID table first.");
     }
     out.push_back(Finding("nccl_gid_index", subject, ok ? Verdict::pass : Verdict::fail, measured,
-                       "RoCE v2 with an IPv4-mapped or routable IPv6 address",
-                       "NCCL_IB_GID_INDEX (when set) indexes a RoCE v2 GID with a routable address", hint_text));
+                          "RoCE v2 with an IPv4-mapped or routable IPv6 address",
+                          "NCCL_IB_GID_INDEX (when set) indexes a RoCE v2 GID with a routable address", hint_text));
   }
 }
 
@@ -170,9 +169,9 @@ void check_infiniband(const std::string& subject, const PortFacts& p, std::vecto
   if (p.link_layer != "InfiniBand" || p.state == "DOWN") return;
   const bool ok = valid_lid(p.lid) && valid_lid(p.sm_lid);
   out.push_back(Finding("ib_subnet_manager", subject, ok ? Verdict::pass : Verdict::fail,
-                     {{"lid", p.lid}, {"sm_lid", p.sm_lid}}, "lid and sm_lid not 0 or 0xffff",
-                     "an InfiniBand port has a LID and knows its subnet manager (SM LID)",
-                     ok ? "" : hint::kSubnetManager));
+                        {{"lid", p.lid}, {"sm_lid", p.sm_lid}}, "lid and sm_lid not 0 or 0xffff",
+                        "an InfiniBand port has a LID and knows its subnet manager (SM LID)",
+                        ok ? "" : hint::kSubnetManager));
 }
 
 std::string describe_link(std::optional<int> gen, std::optional<double> gts, std::optional<int> width) {
@@ -187,7 +186,7 @@ void check_pcie(const std::string& id, const std::string& subject, const PcieLin
   const std::string rule = "current PCIe link speed and width == max_link_speed and max_link_width";
   if (!link.current_gts || !link.max_gts || !link.current_width || !link.max_width) {
     out.push_back(Finding(id, subject, Verdict::skip, nullptr, nullptr, rule,
-                       "No PCIe link to read (virtual device or sysfs without link attributes)."));
+                          "No PCIe link to read (virtual device or sysfs without link attributes)."));
     return;
   }
   const json measured = describe_link(link.current_gen, link.current_gts, link.current_width);
@@ -212,21 +211,21 @@ void check_gpudirect_driver(const NodeFacts& node, const Profile& profile, std::
     out.push_back(Finding("gpudirect_driver", node.host, Verdict::pass, "nvidia_peermem loaded", "loaded", rule));
     const bool persisted = sw.nvidia_peermem_persisted;
     out.push_back(Finding("peermem_persisted", node.host, persisted ? Verdict::pass : Verdict::warn,
-                       persisted ? sw.nvidia_peermem_persisted_in : "not in /etc/modules-load.d",
-                       "listed in /etc/modules-load.d/*.conf", "nvidia_peermem is loaded at every boot",
-                       persisted ? "" : "echo nvidia_peermem > /etc/modules-load.d/nvidia-peermem.conf: without it the next reboot silently loses GPUDirect."));
+                          persisted ? sw.nvidia_peermem_persisted_in : "not in /etc/modules-load.d",
+                          "listed in /etc/modules-load.d/*.conf", "nvidia_peermem is loaded at every boot",
+                          persisted ? "" : "echo nvidia_peermem > /etc/modules-load.d/nvidia-peermem.conf: without it the next reboot silently loses GPUDirect."));
     return;
   }
   const bool gpu_dmabuf = std::all_of(node.gpus.begin(), node.gpus.end(), [](const GpuFacts& g) { return g.dmabuf_supported.value_or(false); });
   const bool verbs_dmabuf = std::all_of(node.rdma_devices.begin(), node.rdma_devices.end(), [](const RdmaDevice& d) { return d.dmabuf_supported.value_or(false); });
   if (gpu_dmabuf && verbs_dmabuf) {
     out.push_back(Finding("gpudirect_driver", node.host, Verdict::pass, "nvidia_peermem not loaded; DMA-BUF supported by GPUs and verbs",
-                       "nvidia_peermem loaded or DMA-BUF", rule));
+                          "nvidia_peermem loaded or DMA-BUF", rule));
     return;
   }
   out.push_back(Finding("gpudirect_driver", node.host, profile.gpudirect.missing_peermem,
-                     {{"nvidia_peermem", "not loaded"}, {"dmabuf_gpu", gpu_dmabuf}, {"dmabuf_verbs", verbs_dmabuf}},
-                     "nvidia_peermem loaded or DMA-BUF", rule, hint::kPeermem));
+                        {{"nvidia_peermem", "not loaded"}, {"dmabuf_gpu", gpu_dmabuf}, {"dmabuf_verbs", verbs_dmabuf}},
+                        "nvidia_peermem loaded or DMA-BUF", rule, hint::kPeermem));
 }
 
 void check_counts(const NodeFacts& node, const Profile& profile, std::vector<Finding>& out) {
@@ -234,34 +233,34 @@ void check_counts(const NodeFacts& node, const Profile& profile, std::vector<Fin
   if (profile.cluster.hcas_per_node) {
     const bool ok = hcas == *profile.cluster.hcas_per_node;
     out.push_back(Finding("hca_count", node.host, ok ? Verdict::pass : Verdict::fail, hcas, *profile.cluster.hcas_per_node,
-                       "RDMA devices per node == profile cluster.hcas_per_node",
-                       ok ? "" : "An HCA is missing: check lspci for the card, dmesg for mlx5_core errors, and that the driver is loaded."));
+                          "RDMA devices per node == profile cluster.hcas_per_node",
+                          ok ? "" : "An HCA is missing: check lspci for the card, dmesg for mlx5_core errors, and that the driver is loaded."));
   } else if (hcas == 0) {
     std::string why = "no RDMA device";
     for (const auto& a : node.absent)
       if (a.what == "rdma_devices") why = a.reason;
     out.push_back(Finding("hca_count", node.host, Verdict::warn, 0, ">= 1",
-                       "a node of a GPU cluster has at least one RDMA device", why + ": the RDMA phases cannot run on this node."));
+                          "a node of a GPU cluster has at least one RDMA device", why + ": the RDMA phases cannot run on this node."));
   }
   const int cuda_gpus = static_cast<int>(std::count_if(node.gpus.begin(), node.gpus.end(), [](const GpuFacts& g) { return g.index.has_value(); }));
   for (const auto& g : node.gpus) {
     if (g.index) continue;
     out.push_back(Finding("gpu_visible", node.host + "/" + g.pci, Verdict::fail, "on the PCI bus, not visible to CUDA",
-                       "visible to CUDA", "every NVIDIA GPU on the PCI bus is usable by CUDA",
-                       g.driver.empty() ? "No driver is bound to the GPU: is the NVIDIA driver installed and loaded (nvidia-smi)?"
+                          "visible to CUDA", "every NVIDIA GPU on the PCI bus is usable by CUDA",
+                          g.driver.empty() ? "No driver is bound to the GPU: is the NVIDIA driver installed and loaded (nvidia-smi)?"
                                         : "Check nvidia-smi, CUDA_VISIBLE_DEVICES, and dmesg for Xid errors."));
   }
   if (profile.cluster.gpus_per_node) {
     const bool ok = cuda_gpus == *profile.cluster.gpus_per_node;
     out.push_back(Finding("gpu_count", node.host, ok ? Verdict::pass : Verdict::fail, cuda_gpus, *profile.cluster.gpus_per_node,
-                       "CUDA GPUs per node == profile cluster.gpus_per_node",
-                       ok ? "" : "A GPU is missing or not usable: nvidia-smi, dmesg (Xid), CUDA_VISIBLE_DEVICES."));
+                          "CUDA GPUs per node == profile cluster.gpus_per_node",
+                          ok ? "" : "A GPU is missing or not usable: nvidia-smi, dmesg (Xid), CUDA_VISIBLE_DEVICES."));
   }
   const int ranks = static_cast<int>(node.ranks.size());
   if (cuda_gpus > 0 && ranks != cuda_gpus) {
     out.push_back(Finding("rank_per_gpu", node.host, Verdict::warn, {{"ranks", ranks}, {"gpus", cuda_gpus}}, "one rank per GPU",
-                       "the launch starts one rank per GPU",
-                       ranks < cuda_gpus ? "Some GPUs are not driven by any rank: launch with as many slots per node as GPUs."
+                          "the launch starts one rank per GPU",
+                          ranks < cuda_gpus ? "Some GPUs are not driven by any rank: launch with as many slots per node as GPUs."
                                          : "Several ranks share a GPU: launch with as many slots per node as GPUs."));
   }
 }
@@ -269,9 +268,9 @@ void check_counts(const NodeFacts& node, const Profile& profile, std::vector<Fin
 void check_clock(const NodeFacts& node, const Profile& profile, std::vector<Finding>& out) {
   const bool ok = std::fabs(node.clock_offset_s) <= profile.cluster.max_clock_offset_s;
   out.push_back(Finding("clock_offset", node.host, ok ? Verdict::pass : Verdict::fail,
-                     node.clock_offset_s, fmt::format("|offset| <= {} s", profile.cluster.max_clock_offset_s),
-                     "node clock within cluster.max_clock_offset_s of rank 0's (MPI ping-pong)",
-                     ok ? "" : "Clock skew is invisible until a distributed job produces wrong results: check chrony/NTP on the management network (chronyc tracking)."));
+                        node.clock_offset_s, fmt::format("|offset| <= {} s", profile.cluster.max_clock_offset_s),
+                        "node clock within cluster.max_clock_offset_s of rank 0's (MPI ping-pong)",
+                        ok ? "" : "Clock skew is invisible until a distributed job produces wrong results: check chrony/NTP on the management network (chronyc tracking)."));
 }
 
 }  // namespace
@@ -314,20 +313,20 @@ std::vector<Finding> check_cluster_shape(const ClusterFacts& cluster, const Prof
   if (expected_nodes) {
     const bool ok = static_cast<int>(cluster.nodes.size()) == *expected_nodes;
     out.push_back(Finding("node_count", "cluster", ok ? Verdict::pass : Verdict::fail,
-                       {{"nodes", cluster.nodes.size()}, {"hosts", hosts}}, *expected_nodes,
-                       options.expect_nodes ? "nodes answering == --expect-nodes" : "nodes answering == profile cluster.nodes",
-                       ok ? "" : fmt::format("Expected {} nodes, found {} ({}): check the hostfile, the slots per host, and that every node answers ssh.",
+                          {{"nodes", cluster.nodes.size()}, {"hosts", hosts}}, *expected_nodes,
+                          options.expect_nodes ? "nodes answering == --expect-nodes" : "nodes answering == profile cluster.nodes",
+                          ok ? "" : fmt::format("Expected {} nodes, found {} ({}): check the hostfile, the slots per host, and that every node answers ssh.",
                                              *expected_nodes, cluster.nodes.size(), fmt::join(hosts, ", "))));
   }
   if (!cluster.missing_ranks.empty()) {
     out.push_back(Finding("rank_answered", "cluster", Verdict::error, json{{"missing_ranks", cluster.missing_ranks}},
-                       "every rank answers the inventory gather", "every rank answers before the deadline",
-                       "These ranks did not answer in time: a hung or dead node. Check the node (ssh, dmesg) and rerun."));
+                          "every rank answers the inventory gather", "every rank answers before the deadline",
+                          "These ranks did not answer in time: a hung or dead node. Check the node (ssh, dmesg) and rerun."));
   }
   for (const auto& node : cluster.nodes) {
     for (const auto& e : node.probe_errors) {
       out.push_back(Finding("probe_read", node.host, Verdict::error, e.message, "readable", "the inventory reads every source it needs: " + e.source,
-                         "The inventory of this node is incomplete: check permissions and that /sys and /proc are mounted."));
+                            "The inventory of this node is incomplete: check permissions and that /sys and /proc are mounted."));
     }
   }
   return out;

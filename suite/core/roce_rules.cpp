@@ -14,7 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-
 std::optional<int> to_int(std::string_view text) {
   int value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -64,34 +63,34 @@ void check_port_dcb(const std::string& subject, const NodeFacts& node, const Por
   if (!p.qos.dcb || !p.qos.dcb->error.empty()) {
     const std::string why = !p.qos.dcb ? "DCB not read (a saved tree, or no netdev)" : fmt::format("dcbnl on {}: {}", p.netdev, p.qos.dcb->error);
     out.push_back(Finding("roce_pfc", subject, Verdict::skip, why, priorities(1 << prio), pfc_rule,
-                       "Read the host's PFC, trust and DSCP map by hand (mlnx_qos -i <if>, dcb -j ieee show dev <if>)."));
+                          "Read the host's PFC, trust and DSCP map by hand (mlnx_qos -i <if>, dcb -j ieee show dev <if>)."));
     return;
   }
   const auto& d = *p.qos.dcb;
   const int mask = d.pfc_enabled.value_or(0);
   const bool pfc_ok = mask == (1 << prio);
   out.push_back(Finding("roce_pfc", subject, pfc_ok ? Verdict::pass : Verdict::fail, {{"netdev", p.netdev}, {"pfc_priorities", priorities(mask)}},
-                     priorities(1 << prio), pfc_rule, pfc_ok ? "" : hint::kPfc));
+                        priorities(1 << prio), pfc_rule, pfc_ok ? "" : hint::kPfc));
   out.push_back(Finding("roce_trust", subject, d.trusts_dscp() ? Verdict::pass : Verdict::fail,
-                     {{"netdev", p.netdev}, {"trust", d.trusts_dscp() ? "dscp" : "pcp"}}, "dscp",
-                     "the port classifies by DSCP (the APP table maps DSCP values: mlx5's trust dscp)",
-                     d.trusts_dscp() ? "" : "Set trust dscp (mlnx_qos -i <if> --trust dscp): with trust pcp untagged RoCE traffic lands in priority 0."));
+                        {{"netdev", p.netdev}, {"trust", d.trusts_dscp() ? "dscp" : "pcp"}}, "dscp",
+                        "the port classifies by DSCP (the APP table maps DSCP values: mlx5's trust dscp)",
+                        d.trusts_dscp() ? "" : "Set trust dscp (mlnx_qos -i <if> --trust dscp): with trust pcp untagged RoCE traffic lands in priority 0."));
   const auto [dscp, from] = traffic_dscp(node, p, profile);
   const auto mapped = d.dscp_priority.find(dscp);
   const bool map_ok = d.trusts_dscp() && mapped != d.dscp_priority.end() && mapped->second == prio;
   out.push_back(Finding("roce_dscp_priority", subject, map_ok ? Verdict::pass : Verdict::fail,
-                     {{"dscp", dscp}, {"from", from}, {"priority", mapped == d.dscp_priority.end() ? json(nullptr) : json(mapped->second)}}, prio,
-                     "the DSCP the traffic carries maps to the PFC priority",
-                     map_ok ? "" : fmt::format("Map DSCP {} to priority {} (mlnx_qos -i <if> --dscp2prio set,{},{}), or set NCCL_IB_TC to the class "
+                        {{"dscp", dscp}, {"from", from}, {"priority", mapped == d.dscp_priority.end() ? json(nullptr) : json(mapped->second)}}, prio,
+                        "the DSCP the traffic carries maps to the PFC priority",
+                        map_ok ? "" : fmt::format("Map DSCP {} to priority {} (mlnx_qos -i <if> --dscp2prio set,{},{}), or set NCCL_IB_TC to the class "
                                                "whose DSCP maps there (106 = DSCP 26).", dscp, prio, dscp, prio)));
   if (d.prio_tc.size() == 8 && d.tc_tsa.size() == 8 && d.tc_tx_bw.size() == 8) {
     const int tc = d.prio_tc[static_cast<size_t>(prio)];
     const bool starved = tc < 8 && d.tc_tsa[static_cast<size_t>(tc)] == 2 && d.tc_tx_bw[static_cast<size_t>(tc)] == 0;
     out.push_back(Finding("roce_ets", subject, starved ? Verdict::fail : Verdict::pass,
-                       {{"priority", prio}, {"traffic_class", tc}, {"tsa", tc < 8 ? d.tc_tsa[static_cast<size_t>(tc)] : -1},
+                          {{"priority", prio}, {"traffic_class", tc}, {"tsa", tc < 8 ? d.tc_tsa[static_cast<size_t>(tc)] : -1},
                         {"bandwidth_percent", tc < 8 ? d.tc_tx_bw[static_cast<size_t>(tc)] : -1}},
-                       "an ETS share above 0 (or strict priority)", "ETS gives the RoCE priority's traffic class bandwidth",
-                       starved ? "The RoCE class has 0% in ETS: give it a share (mlnx_qos --tcbw) or move the priority to a class that has one." : ""));
+                          "an ETS share above 0 (or strict priority)", "ETS gives the RoCE priority's traffic class bandwidth",
+                          starved ? "The RoCE class has 0% in ETS: give it a share (mlnx_qos --tcbw) or move the priority to a class that has one." : ""));
   }
   signatures[dcb_signature(d, dscp)].push_back(node.host);
 }
@@ -104,8 +103,8 @@ void check_port_ecn(const std::string& subject, const PortFacts& p, const Profil
   }
   const bool ok = p.qos.ecn_np_enabled_prio3.value_or(false) && p.qos.ecn_rp_enabled_prio3.value_or(false);
   out.push_back(Finding("roce_ecn", subject, ok ? Verdict::pass : Verdict::fail,
-                     {{"np", p.qos.ecn_np_enabled_prio3}, {"rp", p.qos.ecn_rp_enabled_prio3}}, true, rule,
-                     ok ? "" : "Enable ECN on the RoCE priority: echo 1 > /sys/class/net/<if>/ecn/roce_{np,rp}/enable/3 (DCQCN)."));
+                        {{"np", p.qos.ecn_np_enabled_prio3}, {"rp", p.qos.ecn_rp_enabled_prio3}}, true, rule,
+                        ok ? "" : "Enable ECN on the RoCE priority: echo 1 > /sys/class/net/<if>/ecn/roce_{np,rp}/enable/3 (DCQCN)."));
 }
 
 bool up(const NetInterface& i) { return i.operstate == "up" || i.operstate == "unknown"; }
@@ -155,8 +154,8 @@ std::vector<Finding> check_roce_qos(const ClusterFacts& cluster, const Profile& 
         if (!p.qos.default_roce_mode.empty()) {
           const bool v2 = p.qos.default_roce_mode == "RoCE v2";
           out.push_back(Finding("rdma_cm_roce_mode", subject, v2 ? Verdict::pass : Verdict::warn, p.qos.default_roce_mode, "RoCE v2",
-                             "RDMA-CM connections (storage, UCX's rdmacm) default to routable RoCE v2",
-                             v2 ? "" : "RoCE v1 does not cross an IP router: echo 'RoCE v2' > /sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_mode"));
+                                "RDMA-CM connections (storage, UCX's rdmacm) default to routable RoCE v2",
+                                v2 ? "" : "RoCE v1 does not cross an IP router: echo 'RoCE v2' > /sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_mode"));
         }
       }
     }
@@ -165,11 +164,11 @@ std::vector<Finding> check_roce_qos(const ClusterFacts& cluster, const Profile& 
     json measured = json::object();
     for (const auto& [line, hosts] : signatures) measured[line] = hosts;
     out.push_back(Finding("consistency_roce_qos", "cluster", Verdict::fail, measured, "one DCB configuration on every node",
-                       "PFC, trust and the DSCP map are the same on every host",
-                       fmt::format("{} differ(s) from the others: {}. {}", fmt::join(odd->second, ", "), odd->first, hint::kPfc)));
+                          "PFC, trust and the DSCP map are the same on every host",
+                          fmt::format("{} differ(s) from the others: {}. {}", fmt::join(odd->second, ", "), odd->first, hint::kPfc)));
   } else if (signatures.size() == 1) {
     out.push_back(Finding("consistency_roce_qos", "cluster", Verdict::pass, signatures.begin()->first, "one DCB configuration on every node",
-                       "PFC, trust and the DSCP map are the same on every host"));
+                          "PFC, trust and the DSCP map are the same on every host"));
   }
   return out;
 }
@@ -196,10 +195,10 @@ std::vector<Finding> check_nccl_environment(const ClusterFacts& cluster) {
       }
       const bool ok = missing.empty() && !selected_active.empty();
       out.push_back(Finding("nccl_ib_hca", node.host, ok ? Verdict::pass : Verdict::fail,
-                         {{"NCCL_IB_HCA", *hca}, {"not_found", missing}, {"selected_active", selected_active}, {"devices", devices}},
-                         "every named device and port exists and is ACTIVE",
-                         "NCCL_IB_HCA (^ excludes, = exact, else prefixes; :port) selects existing ACTIVE ports on every node",
-                         ok ? "" : fmt::format("NCCL would not use what you named: fix NCCL_IB_HCA for this node's devices ({}).", fmt::join(devices, ", "))));
+                            {{"NCCL_IB_HCA", *hca}, {"not_found", missing}, {"selected_active", selected_active}, {"devices", devices}},
+                            "every named device and port exists and is ACTIVE",
+                            "NCCL_IB_HCA (^ excludes, = exact, else prefixes; :port) selects existing ACTIVE ports on every node",
+                            ok ? "" : fmt::format("NCCL would not use what you named: fix NCCL_IB_HCA for this node's devices ({}).", fmt::join(devices, ", "))));
     }
     if (auto ifname = env_of(node, "NCCL_SOCKET_IFNAME")) {
       const auto list = parse_nccl_list(*ifname);
@@ -211,13 +210,13 @@ std::vector<Finding> check_nccl_environment(const ClusterFacts& cluster) {
         }
       const bool resolves = !selected.empty();
       out.push_back(Finding("nccl_socket_ifname", node.host, resolves ? Verdict::pass : Verdict::fail, {{"NCCL_SOCKET_IFNAME", *ifname}, {"selects", selected}},
-                         "an up interface", "NCCL_SOCKET_IFNAME (^ excludes, = exact, else prefixes) selects an up interface on every node",
-                         resolves ? "" : "NCCL's bootstrap finds no interface here: name this node's management NIC (ip -br link)."));
+                            "an up interface", "NCCL_SOCKET_IFNAME (^ excludes, = exact, else prefixes) selects an up interface on every node",
+                            resolves ? "" : "NCCL's bootstrap finds no interface here: name this node's management NIC (ip -br link)."));
       if (resolves)
         out.push_back(Finding("management_plane", node.host + " NCCL_SOCKET_IFNAME", on_fabric.empty() ? Verdict::pass : Verdict::fail,
-                           {{"NCCL_SOCKET_IFNAME", *ifname}, {"selects", selected}, {"data_fabric_netdevs", on_fabric}},
-                           "the management network", "NCCL's bootstrap and socket traffic stay off the data fabric (not a RoCE or IPoIB netdev)",
-                           on_fabric.empty() ? "" : "Point NCCL_SOCKET_IFNAME at the management NIC: the control path must not depend on the fabric under test."));
+                              {{"NCCL_SOCKET_IFNAME", *ifname}, {"selects", selected}, {"data_fabric_netdevs", on_fabric}},
+                              "the management network", "NCCL's bootstrap and socket traffic stay off the data fabric (not a RoCE or IPoIB netdev)",
+                              on_fabric.empty() ? "" : "Point NCCL_SOCKET_IFNAME at the management NIC: the control path must not depend on the fabric under test."));
     }
     if (auto tc = env_of(node, "NCCL_IB_TC")) {
       const auto value = to_int(*tc);
@@ -228,12 +227,12 @@ std::vector<Finding> check_nccl_environment(const ClusterFacts& cluster) {
           const auto& cm_tos = p.qos.default_roce_tos;
           const bool ok = value && *value >= 0 && *value < 256 && (!device || *device == *value) && (!cm_tos || *cm_tos == *value);
           out.push_back(Finding("nccl_ib_tc", port_subject(node, d, p), ok ? Verdict::pass : Verdict::warn,
-                             {{"NCCL_IB_TC", *tc},
+                                {{"NCCL_IB_TC", *tc},
                               {"device_default", device ? json(*device) : json(nullptr)},
                               {"rdma_cm_default_tos", cm_tos ? json(*cm_tos) : json(nullptr)}},
-                             "a class 0..255 that agrees with the device's and RDMA-CM's defaults",
-                             "NCCL_IB_TC, the HCA's default traffic class and RDMA-CM's default ToS agree",
-                             ok ? "" : "NCCL and other verbs or RDMA-CM users (and the verbs tests) would run in different classes: set the same value in all."));
+                                "a class 0..255 that agrees with the device's and RDMA-CM's defaults",
+                                "NCCL_IB_TC, the HCA's default traffic class and RDMA-CM's default ToS agree",
+                                ok ? "" : "NCCL and other verbs or RDMA-CM users (and the verbs tests) would run in different classes: set the same value in all."));
         }
     }
   }
@@ -264,17 +263,17 @@ void check_sm_masters(const ClusterFacts& cluster, bool infiniband, std::vector<
     json measured = json::object();
     for (const auto& [guid, seen] : masters) measured[guid] = seen;
     out.push_back(Finding("ib_sm_masters", "cluster", Verdict::fail, measured, "one master SM", rule,
-                       "Two subnet managers both claim master: stop the extra one (systemctl stop opensm on hosts that should not run it; "
-                       "one SM per subnet, the others standby with a lower priority)."));
+                          "Two subnet managers both claim master: stop the extra one (systemctl stop opensm on hosts that should not run it; "
+                          "one SM per subnet, the others standby with a lower priority)."));
   } else if (masters.size() == 1) {
     out.push_back(Finding("ib_sm_masters", "cluster", Verdict::pass, masters.begin()->first, "one master SM", rule));
   } else if (answered) {
     out.push_back(Finding("ib_sm_masters", "cluster", Verdict::warn, answers, "one master SM", rule,
-                       "No subnet manager answered as master at the ports' SM LIDs: check that an SM runs (sminfo, systemctl status opensm) "
-                       "and that the SM LID the ports report is current."));
+                          "No subnet manager answered as master at the ports' SM LIDs: check that an SM runs (sminfo, systemctl status opensm) "
+                          "and that the SM LID the ports report is current."));
   } else if (infiniband) {
     out.push_back(Finding("ib_sm_masters", "cluster", Verdict::skip, unread, "one master SM", rule,
-                       "SMInfo was not read: run as root to count the master SMs (as sminfo does)."));
+                          "SMInfo was not read: run as root to count the master SMs (as sminfo does)."));
   }
 }
 
@@ -296,25 +295,25 @@ std::vector<Finding> check_control_path(const ClusterFacts& cluster) {
       if (entries.size() < 2) continue;
       const bool ok = versions.size() == 1;
       out.push_back(Finding("hca_firmware_in_node", node.host + " " + model, ok ? Verdict::pass : Verdict::fail, entries, "one firmware version",
-                         "HCAs of one model within a node run the same firmware",
-                         ok ? "" : "Flash every HCA of this model to the same firmware (mlxfwmanager --query, then -u)."));
+                            "HCAs of one model within a node run the same firmware",
+                            ok ? "" : "Flash every HCA of this model to the same firmware (mlxfwmanager --query, then -u)."));
     }
     if (!node.launch_route_interface.empty()) {
       const auto it = std::find_if(node.interfaces.begin(), node.interfaces.end(), [&](const NetInterface& i) { return i.name == node.launch_route_interface; });
       const bool fabric = it != node.interfaces.end() && it->rdma;
       out.push_back(Finding("management_plane", node.host + " route to the launch node", fabric ? Verdict::warn : Verdict::pass,
-                         {{"launch_node", node.launch_node_address}, {"interface", node.launch_route_interface}, {"data_fabric", fabric}},
-                         "a management interface", "the route to the launch node (mpirun or srun) does not leave through a data-fabric netdev",
-                         fabric ? "The launch node is reached over the RDMA fabric: a fabric fault then takes the job's control "
+                            {{"launch_node", node.launch_node_address}, {"interface", node.launch_route_interface}, {"data_fabric", fabric}},
+                            "a management interface", "the route to the launch node (mpirun or srun) does not leave through a data-fabric netdev",
+                            fabric ? "The launch node is reached over the RDMA fabric: a fabric fault then takes the job's control "
                                   "path with it. Resolve the hostfile's names (or Slurm's NodeAddr) to management addresses." : ""));
     }
     if (!node.default_route_interface.empty()) {
       const auto it = std::find_if(node.interfaces.begin(), node.interfaces.end(), [&](const NetInterface& i) { return i.name == node.default_route_interface; });
       const bool fabric = it != node.interfaces.end() && it->rdma;
       out.push_back(Finding("management_plane", node.host + " default route", fabric ? Verdict::warn : Verdict::pass,
-                         {{"default_route_interface", node.default_route_interface}, {"data_fabric", fabric}}, "a management interface",
-                         "the default route (ssh, NTP, registries) does not leave through a data-fabric netdev",
-                         fabric ? "Route management traffic over the management NIC: always two fabrics, the control path independent of the data path." : ""));
+                            {{"default_route_interface", node.default_route_interface}, {"data_fabric", fabric}}, "a management interface",
+                            "the default route (ssh, NTP, registries) does not leave through a data-fabric netdev",
+                            fabric ? "Route management traffic over the management NIC: always two fabrics, the control path independent of the data path." : ""));
     }
   }
   check_sm_masters(cluster, !sm_lids.empty(), out);
@@ -322,10 +321,10 @@ std::vector<Finding> check_control_path(const ClusterFacts& cluster) {
     json measured = json::object();
     for (const auto& [lid, ports] : sm_lids) measured[std::to_string(lid)] = ports;
     out.push_back(Finding("ib_subnet_manager_consistency", "cluster", Verdict::fail, measured, "one SM LID", "every ACTIVE InfiniBand port sees the same subnet manager",
-                       "Two subnet managers (or two subnets) answer: find them with sminfo/ibstat and keep one master (two software SMs fighting cost an afternoon)."));
+                          "Two subnet managers (or two subnets) answer: find them with sminfo/ibstat and keep one master (two software SMs fighting cost an afternoon)."));
   } else if (sm_lids.size() == 1) {
     out.push_back(Finding("ib_subnet_manager_consistency", "cluster", Verdict::pass, sm_lids.begin()->first, "one SM LID",
-                       "every ACTIVE InfiniBand port sees the same subnet manager"));
+                          "every ACTIVE InfiniBand port sees the same subnet manager"));
   }
   return out;
 }

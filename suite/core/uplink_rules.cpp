@@ -9,7 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-
 const char* kServerHint =
     "Is `iperf3 -s -p PORT` running on the target and reachable from the node (firewall, route)? A stock iperf3 "
     "server serves one client at a time: give one --uplink-target port per node.";
@@ -30,7 +29,7 @@ void check_measured(const UplinkNode& n, bool together_ran, std::vector<Finding>
     if (!f || f->status == Status::ok) continue;
     const std::string which = f == &n.single ? "1 flow" : f == &n.parallel ? fmt::format("{} flows", f->flows) : "all nodes together";
     out.push_back(Finding("uplink_measured", fmt::format("{} ({}, to {})", n.host, which, n.target), Verdict::error,
-                       {{"status", f->status}, {"reason", f->reason}}, "a measurement", "TCP ingest from the target measured", kServerHint));
+                          {{"status", f->status}, {"reason", f->reason}}, "a measurement", "TCP ingest from the target measured", kServerHint));
   }
 }
 
@@ -38,13 +37,13 @@ void check_measured(const UplinkNode& n, bool together_ran, std::vector<Finding>
 void check_path(const UplinkNode& n, std::vector<Finding>& out) {
   if (!n.path.error.empty()) {
     out.push_back(Finding("uplink_path", n.host, Verdict::error, {{"error", n.path.error}}, "a route to " + n.target,
-                       "the node routes to the uplink target", "Does the target's name resolve on the node, and is there a route to it?"));
+                          "the node routes to the uplink target", "Does the target's name resolve on the node, and is there a route to it?"));
     return;
   }
   out.push_back(Finding("uplink_path", n.host, n.path.rdma ? Verdict::warn : Verdict::pass,
-                     {{"interface", n.path.interface}, {"data_fabric", n.path.rdma}, {"local_address", n.path.local_address}},
-                     "an interface that is not the RDMA fabric", "the route to the uplink target leaves through an interface without an RDMA port",
-                     n.path.rdma ? "The route to the storage target goes over the RDMA fabric: dataset reads would compete with "
+                        {{"interface", n.path.interface}, {"data_fabric", n.path.rdma}, {"local_address", n.path.local_address}},
+                        "an interface that is not the RDMA fabric", "the route to the uplink target leaves through an interface without an RDMA port",
+                        n.path.rdma ? "The route to the storage target goes over the RDMA fabric: dataset reads would compete with "
                                    "the collectives. Route storage through the uplink/front-end network (the seed: separate fabrics)."
                                  : ""));
 }
@@ -53,9 +52,9 @@ void check_path(const UplinkNode& n, std::vector<Finding>& out) {
 void check_node_rates(const UplinkNode& n, double share, std::vector<Finding>& out) {
   const std::string subject = fmt::format("{} via {}", n.host, n.path.interface.empty() ? "?" : n.path.interface);
   out.push_back(Finding("uplink_node_share", subject, n.parallel.gbps >= share ? Verdict::pass : Verdict::fail, flows_json(n.parallel),
-                     fmt::format(">= {:.4g} Gb/s (ingest need / nodes)", share),
-                     "a node alone with parallel flows reaches its share of uplink.ingest_gbps",
-                     n.parallel.gbps >= share ? ""
+                        fmt::format(">= {:.4g} Gb/s (ingest need / nodes)", share),
+                        "a node alone with parallel flows reaches its share of uplink.ingest_gbps",
+                        n.parallel.gbps >= share ? ""
                                               : "Even parallel flows do not reach the node's share: check the uplink's link rate and "
                                                 "state (bond slaves up?), the target's own link, and the TCP buffers (net.core.rmem_max)."));
   const bool single_enough = n.single.gbps >= share;
@@ -71,20 +70,20 @@ void check_node_rates(const UplinkNode& n, double share, std::vector<Finding>& o
                        "uplink_node_share.", n.single.gbps, n.parallel.flows, n.parallel.gbps);
   }
   out.push_back(Finding("uplink_single_flow", subject, single_enough ? Verdict::pass : Verdict::warn, flows_json(n.single),
-                     fmt::format(">= {:.4g} Gb/s (the node's share) with one flow", share),
-                     "one TCP flow carries the node's share of uplink.ingest_gbps; otherwise the loader needs parallel streams", hint));
+                        fmt::format(">= {:.4g} Gb/s (the node's share) with one flow", share),
+                        "one TCP flow carries the node's share of uplink.ingest_gbps; otherwise the loader needs parallel streams", hint));
 }
 
 // All nodes at once share the target's link and the uplink: the cluster's need is judged here.
 Finding check_aggregate(const UplinkSection& s) {
   if (!s.need_gbps)
     return Finding("uplink_aggregate", "cluster", Verdict::skip, nullptr, nullptr, "all nodes together carry uplink.ingest_gbps",
-                "no ingest need given: set uplink.ingest_gbps in the profile or --uplink-need GBPS "
-                "(`fabricproof plan-uplink` computes it from the workload)");
+                   "no ingest need given: set uplink.ingest_gbps in the profile or --uplink-need GBPS "
+                   "(`fabricproof plan-uplink` computes it from the workload)");
   const double need = *s.need_gbps;
   if (!s.together_skipped.empty())
     return Finding("uplink_aggregate", "cluster", Verdict::skip, nullptr, fmt::format(">= {:.4g} Gb/s", need),
-                "all nodes together carry uplink.ingest_gbps", s.together_skipped);
+                   "all nodes together carry uplink.ingest_gbps", s.together_skipped);
   double sum = 0;
   bool complete = true;
   json per_node = json::object();
@@ -96,9 +95,9 @@ Finding check_aggregate(const UplinkSection& s) {
   }
   const Verdict v = !complete ? Verdict::error : sum >= need ? Verdict::pass : Verdict::fail;
   return Finding("uplink_aggregate", "cluster", v, {{"gbps", sum}, {"per_node_gbps", per_node}},
-              fmt::format(">= {:.4g} Gb/s ({})", need, s.need_source), "all nodes together carry uplink.ingest_gbps",
-              v == Verdict::pass ? ""
-              : !complete        ? "Not every node measured: the aggregate is unknown, not passed. " + std::string(kServerHint)
+                 fmt::format(">= {:.4g} Gb/s ({})", need, s.need_source), "all nodes together carry uplink.ingest_gbps",
+                 v == Verdict::pass ? ""
+                 : !complete        ? "Not every node measured: the aggregate is unknown, not passed. " + std::string(kServerHint)
                                  : "The uplink (or the target's link) is smaller than the dataset read rate: size it to the "
                                    "read rate (fabricproof plan-uplink), and check each node's figure for the odd one.");
 }
@@ -109,7 +108,7 @@ std::vector<Finding> check_uplink(const UplinkSection& s) {
   std::vector<Finding> out;
   if (s.nodes.empty()) {
     out.push_back(Finding("uplink_measured", "cluster", Verdict::error, nullptr, "one result per node", "every node measures its uplink",
-                       "no node reported an uplink result"));
+                          "no node reported an uplink result"));
     return out;
   }
   const bool together_ran = s.together_skipped.empty();

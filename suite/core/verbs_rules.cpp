@@ -61,7 +61,6 @@ std::string subject_of(const VerbsSection& s, const TestResult& t) {
   return s.endpoints[t.from].label() + arrow + s.endpoints[t.to].label() + " (" + t.test + ")";
 }
 
-
 std::string numbered(const std::vector<Cause>& causes) {
   std::string out;
   for (size_t i = 0; i < causes.size(); ++i) out += fmt::format("{}({}) {}", i ? " " : "", i + 1, causes[i].text);
@@ -212,16 +211,16 @@ struct PairJudge {
     if (t.status == Status::error) {
       bad = true;
       out.push_back(Finding("verbs_pair_error", subject, Verdict::fail, t.reason, "the test completes", "every scheduled pair completes its RDMA test",
-                         error_hint(t.reason)));
+                            error_hint(t.reason)));
       return;
     }
     if (t.mismatches) {
       const bool ok = *t.mismatches == 0;
       bad |= !ok;
       out.push_back(Finding("verbs_payload", subject, ok ? Verdict::pass : Verdict::fail,
-                         {{"verified_messages", t.verified.value_or(0)}, {"mismatched_words", *t.mismatches}}, 0,
-                         "received SEND payloads match the sender's pattern",
-                         ok ? "" : "Data arrived corrupted: check the link's error counters, firmware, and PCIe (AER) on both nodes."));
+                            {{"verified_messages", t.verified.value_or(0)}, {"mismatched_words", *t.mismatches}}, 0,
+                            "received SEND payloads match the sender's pattern",
+                            ok ? "" : "Data arrived corrupted: check the link's error counters, firmware, and PCIe (AER) on both nodes."));
     }
     if (t.gbps) judge_bandwidth(t, subject, *t.gbps);
     if (t.latency && t.latency->samples) judge_latency(t, subject, *t.latency);
@@ -236,7 +235,7 @@ struct PairJudge {
       const Verdict verdict = ratio >= v.bw_pass_ratio ? Verdict::pass : ratio < v.bw_fail_ratio ? Verdict::fail : Verdict::warn;
       bad |= verdict == Verdict::fail;
       add(Finding("verbs_pair_bw", subject, verdict, {{"gbps", gbps}, {"ratio", ratio}}, fmt::format(">= {} x {} Gb/s", v.bw_pass_ratio, rate),
-               fmt::format("bandwidth >= verbs.bw_pass_ratio ({}) x the slower port's rate passes, below verbs.bw_fail_ratio ({}) fails",
+                  fmt::format("bandwidth >= verbs.bw_pass_ratio ({}) x the slower port's rate passes, below verbs.bw_fail_ratio ({}) fails",
                            v.bw_pass_ratio, v.bw_fail_ratio)));
     }
     // Relative: far below the typical pair of the matrix.
@@ -245,8 +244,8 @@ struct PairJudge {
       const bool ok = ratio >= v.outlier_ratio;
       bad |= !ok;
       add(Finding("verbs_pair_outlier", subject, ok ? Verdict::pass : Verdict::fail, {{"gbps", gbps}, {"of_typical", ratio}},
-               fmt::format(">= {} x the typical pair ({:.4g} Gb/s)", v.outlier_ratio, *reference),
-               "bandwidth >= verbs.outlier_ratio x the median of the same test over the other pairs"));
+                  fmt::format(">= {} x the typical pair ({:.4g} Gb/s)", v.outlier_ratio, *reference),
+                  "bandwidth >= verbs.outlier_ratio x the median of the same test over the other pairs"));
     }
   }
 
@@ -255,15 +254,15 @@ struct PairJudge {
       const bool ok = lat.avg_usec <= *limit;
       bad |= !ok;
       add(Finding("verbs_pair_latency", subject, ok ? Verdict::pass : Verdict::fail,
-               {{"avg_usec", lat.avg_usec}, {"p50_usec", lat.p50_usec}, {"p99_usec", lat.p99_usec}}, fmt::format("average <= {} us", *limit),
-               fmt::format("RDMA write latency average <= verbs.latency_usec.{}", a().link_layer)));
+                  {{"avg_usec", lat.avg_usec}, {"p50_usec", lat.p50_usec}, {"p99_usec", lat.p99_usec}}, fmt::format("average <= {} us", *limit),
+                  fmt::format("RDMA write latency average <= verbs.latency_usec.{}", a().link_layer)));
     }
     if (const auto reference = typical(s, pair, t, true)) {
       const bool ok = lat.p50_usec <= profile.verbs.latency_outlier_factor * *reference;
       slow_latency |= !ok;
       add(Finding("verbs_latency_outlier", subject, ok ? Verdict::pass : Verdict::warn, {{"p50_usec", lat.p50_usec}},
-               fmt::format("<= {} x the typical pair ({:.4g} us)", profile.verbs.latency_outlier_factor, *reference),
-               "p50 latency <= verbs.latency_outlier_factor x the median p50 over the other pairs"));
+                  fmt::format("<= {} x the typical pair ({:.4g} us)", profile.verbs.latency_outlier_factor, *reference),
+                  "p50 latency <= verbs.latency_outlier_factor x the median p50 over the other pairs"));
     }
   }
 };
@@ -286,8 +285,8 @@ void name_suspects(const VerbsSection& s, const ClusterFacts& cluster, const std
     const auto causes = peer ? diagnose_pair(endpoint, *peer, cluster, nullptr) : std::vector<Cause>{};
     // As severe as its pairs' trouble: a node whose pairs only warn of latency is a warning.
     auto f = Finding("verbs_suspect_endpoint", endpoint.label(), trouble.worst, {{"bad_pairs", bad}, {"pairs", total}},
-                  "no endpoint in most of its pairs' failures", "an endpoint involved in most failing or slow pairs is named as the likely cause",
-                  fmt::format("{} is in {} of its {} pairs' failures. {}", endpoint.label(), bad, total, numbered(causes)));
+                     "no endpoint in most of its pairs' failures", "an endpoint involved in most failing or slow pairs is named as the likely cause",
+                     fmt::format("{} is in {} of its {} pairs' failures. {}", endpoint.label(), bad, total, numbered(causes)));
     if (!causes.empty()) f.triage = causes.front().step;
     out.push_back(std::move(f));
   }
@@ -311,7 +310,7 @@ std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& clus
   name_suspects(s, cluster, troubles, out);
   if (!profile.verbs.absolute_bw) {
     out.push_back(Finding("verbs_pair_bw", "matrix", Verdict::skip, nullptr, nullptr, "bandwidth against the port rate",
-                       "Absolute bandwidth limits are off in profile " + profile.name + " (verbs.absolute_bw): only the relative rules judge pairs."));
+                          "Absolute bandwidth limits are off in profile " + profile.name + " (verbs.absolute_bw): only the relative rules judge pairs."));
   }
   return out;
 }

@@ -172,8 +172,10 @@ json run_my_pairs(const RunOptions& options, mpi::Session& session, const VerbsP
   return mine;
 }
 
-// Rank 0: the round's results into the section, one per task (a pair nobody reported is an error).
-void collect_round(const VerbsPlan& plan, int round, const mpi::Gathered& gathered, const MatrixRun& run, VerbsSection& section) {
+// Rank 0: the round's results into `into` (the section's pairs, or its re-measured ones), one per
+// task (a pair nobody reported is an error).
+void collect_round(const VerbsPlan& plan, int round, const mpi::Gathered& gathered, const MatrixRun& run, const std::string& what,
+                   const VerbsSection& section, std::vector<PairResult>& into) {
   std::vector<PairResult> results;
   for (const auto& part : gathered.parts)
     if (part)
@@ -181,9 +183,56 @@ void collect_round(const VerbsPlan& plan, int round, const mpi::Gathered& gather
   for (const auto& task : plan.tasks) {
     if (task.round != round) continue;
     auto r = result_of(plan, task, results);
-    run.progress(fmt::format("{}: round {} of {}: {}", run.name, round + 1, plan.rounds, describe(section, r)));
-    section.pairs.push_back(std::move(r));
+    run.progress(fmt::format("{}: round {} of {}: {}", what, round + 1, plan.rounds, describe(section, r)));
+    into.push_back(std::move(r));
   }
+}
+
+// Every round of `plan`, one after another; rank 0 collects the results into `into`. `what`
+// starts the progress lines ("verbs", "verbs re-measure").
+void run_rounds(const RunOptions& options, mpi::Session& session, const VerbsPlan& plan, const MatrixRun& run, const std::string& what,
+                VerbsSection& section, std::vector<PairResult>& into) {
+  // One tag per task, fresh for these rounds: a late message of an aborted pair never matches another.
+  const int first_tag = session.next_tags(static_cast<int>(plan.tasks.size()));
+  const auto start = mpi::Clock::now();
+  for (int round = 0; round < plan.rounds; ++round) {
+    const auto round_start = mpi::Clock::now();
+    session.set_step(what, fmt::format("round {} of {}: {}", round + 1, plan.rounds, round_pairs(plan, round)));
+    const json mine = run_my_pairs(options, session, plan, round, first_tag, run.memory);
+    const auto deadline = round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000));
+    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline, fmt::format("{}: round {} results", what, round + 1));
+    if (session.is_root()) collect_round(plan, round, gathered, run, what, section, into);
+    // The results so far reach the report before a silent rank ends the run.
+    if (session.is_root() && !gathered.silent.empty()) run.after_round(section);
+    gathered.require_all(session, fmt::format("{}: round {} of {} ({})", what, round + 1, plan.rounds, round_pairs(plan, round)));
+    // The round barrier: nobody starts the next round while a peer may still be in this one.
+    mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30), fmt::format("{}: the end of round {}", what, round + 1));
+    if (!session.is_root()) continue;
+    run.after_round(section);
+    if (round + 1 < plan.rounds) {  // long matrices: how much is left, from the rounds so far
+      const double done_s = std::chrono::duration<double>(mpi::Clock::now() - start).count();
+      run.progress(fmt::format("{}: {} of {} rounds in {:.0f} s, about {:.0f} s left", what, round + 1, plan.rounds, done_s,
+                               done_s / (round + 1) * (plan.rounds - round - 1)));
+    }
+  }
+}
+
+// One plan per round of `again`: its tasks, now round 0 of 1, with the broken tests only.
+std::vector<VerbsPlan> remeasure_plans(const VerbsPlan& plan, const std::vector<RoundToRemeasure>& again) {
+  std::vector<VerbsPlan> out;
+  for (const auto& r : again) {
+    VerbsPlan p = plan;
+    p.options.tests = r.tests;
+    p.tasks.clear();
+    for (auto task : plan.tasks)
+      if (task.round == r.round) {
+        task.round = 0;
+        p.tasks.push_back(task);
+      }
+    p.rounds = 1;
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace
@@ -199,33 +248,23 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, mpi::Session& sess
                                    const MatrixRun& run) {
   VerbsPhaseOutcome outcome;
   const auto plan = share_plan(options, session, cluster, profile, run);
-  // One tag per task, fresh for this matrix: a late message of an aborted pair never matches another.
-  const int first_tag = session.next_tags(static_cast<int>(plan.tasks.size()));
   auto& section = outcome.section;
   section.options = plan.options;
   section.endpoints = plan.endpoints;
   section.rounds = plan.rounds;
-
-  const auto phase_start = mpi::Clock::now();
-  for (int round = 0; round < plan.rounds; ++round) {
-    const auto round_start = mpi::Clock::now();
-    session.set_step(run.name, fmt::format("round {} of {}: {}", round + 1, plan.rounds, round_pairs(plan, round)));
-    const json mine = run_my_pairs(options, session, plan, round, first_tag, run.memory);
-    const auto deadline = round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000));
-    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline, fmt::format("{}: round {} results", run.name, round + 1));
-    if (session.is_root()) collect_round(plan, round, gathered, run, section);
-    // The results so far reach the report before a silent rank ends the run.
-    if (session.is_root() && !gathered.silent.empty()) run.after_round(section);
-    gathered.require_all(session, fmt::format("{}: round {} of {} ({})", run.name, round + 1, plan.rounds, round_pairs(plan, round)));
-    // The round barrier: nobody starts the next round while a peer may still be in this one.
-    mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30), fmt::format("{}: the end of round {}", run.name, round + 1));
-    if (!session.is_root()) continue;
-    run.after_round(section);
-    if (round + 1 < plan.rounds) {  // long matrices: how much is left, from the rounds so far
-      const double done_s = std::chrono::duration<double>(mpi::Clock::now() - phase_start).count();
-      run.progress(fmt::format("{}: {} of {} rounds in {:.0f} s, about {:.0f} s left", run.name, round + 1, plan.rounds, done_s,
-                               done_s / (round + 1) * (plan.rounds - round - 1)));
+  run_rounds(options, session, plan, run, run.name, section, section.pairs);
+  if (plan.options.remeasure) {
+    // Rank 0 names the rounds to run again; every rank runs them, in the same order.
+    std::string again_text;
+    if (session.is_root()) {
+      const auto again = rounds_to_remeasure(section, cluster, profile);
+      again_text = json_text(json(again));
+      if (!again.empty())
+        run.progress(fmt::format("{}: {} round(s) with a pair that broke a rule: measured again before judging", run.name, again.size()));
     }
+    again_text = mpi::broadcast_from_root(session, again_text, mpi::deadline_in(options.timeout_s), run.name + ": the rounds to measure again");
+    for (const auto& p : remeasure_plans(plan, json::parse(again_text).get<std::vector<RoundToRemeasure>>()))
+      run_rounds(options, session, p, run, run.name + " re-measure", section, section.remeasured);
   }
   if (session.is_root()) outcome.findings = check_verbs(section, cluster, profile);
   return outcome;

@@ -123,6 +123,9 @@ struct VerbsCli {
     run.add_option("--verbs-tests", tests, "Tests: " + fmt::format("{}", fmt::join(kVerbsTests, ",")))->delimiter(',')->group(group);
     run.add_option("--verbs-mode", v.mode, "rounds (disjoint pairs at once) or isolated (one pair at a time)")->check(CLI::IsMember({"rounds", "isolated"}))->group(group);
     run.add_option("--verbs-rails", v.rails, "matched (mlx5_0 <-> mlx5_0) or all (every HCA with every remote HCA)")->check(CLI::IsMember({"matched", "all"}))->group(group);
+    v.remeasure = true;
+    run.add_flag("--verbs-remeasure,!--no-verbs-remeasure", v.remeasure,
+                 "Run a round whose pair broke a rule once more before judging; a dip it does not repeat is a warning (on)")->group(group);
     run.add_option("--verbs-timeout", v.timeout_s, "Seconds any wait inside a pair may take (30; at most a day)")->check(CLI::Range(0.001, kDay))->group(group);
   }
 

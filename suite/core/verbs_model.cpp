@@ -46,7 +46,7 @@ VerbsMatrix verbs_matrix(const VerbsSection& s, const std::string& test) {
 }
 
 void to_json(json& j, const VerbsSection& s) {
-  j = json{{"options", s.options}, {"endpoints", s.endpoints}, {"rounds", s.rounds}, {"pairs", s.pairs}};
+  j = json{{"options", s.options}, {"endpoints", s.endpoints}, {"rounds", s.rounds}, {"pairs", s.pairs}, {"remeasured", s.remeasured}};
   json labels = json::array();
   for (const auto& e : s.endpoints) labels.push_back(e.label());
   json matrix = {{"labels", labels}};
@@ -69,6 +69,7 @@ void from_json(const json& j, VerbsSection& s) {
   s.endpoints = j.value("endpoints", defaults.endpoints);
   s.rounds = j.value("rounds", defaults.rounds);
   s.pairs = j.value("pairs", defaults.pairs);
+  s.remeasured = j.value("remeasured", defaults.remeasured);
 }
 
 std::vector<TestResult> planned_results(const VerbsOptions& options, int a, int b) {

@@ -47,6 +47,10 @@ struct VerbsOptions {
   double timeout_s = 30;          // deadline of every wait inside a pair
   std::optional<int> traffic_class;  // IP ToS / GRH traffic class of every QP (--verbs-tclass, else NCCL_IB_TC)
   std::string traffic_class_source;  // "--verbs-tclass", "NCCL_IB_TC" or "" (the device default)
+  // A round with a pair that broke a figure rule runs once more, with the broken tests only, before
+  // the pairs are judged: a dip the re-measurement does not repeat is a warning, not a failure.
+  // On by default on the command line; false here so that a report older than it reads back true.
+  bool remeasure = false;
   // The window of a duration-mode test: `margin` at each end is left out.
   double margin() const { return margin_s.value_or(duration_s / 4); }
 };
@@ -90,11 +94,12 @@ struct VerbsSection {
   std::vector<VerbsEndpoint> endpoints;
   int rounds = 0;
   std::vector<PairResult> pairs;
+  std::vector<PairResult> remeasured;  // the rounds run again (VerbsOptions::remeasure), every pair of them
 };
 
 FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state, pci, serial)
 FABRICPROOF_JSON(VerbsOptions, bw_bytes, duration_s, margin_s, iterations, qps, tx_depth, gid_index, lat_bytes, lat_iterations, tests,
-                 mode, rails, timeout_s, traffic_class, traffic_class_source)
+                 mode, rails, timeout_s, traffic_class, traffic_class_source, remeasure)
 FABRICPROOF_JSON(LatencyStats, min_usec, avg_usec, p50_usec, p99_usec, max_usec, samples)
 FABRICPROOF_JSON(TestResult, test, from, to, status, reason, bytes, messages, seconds, gbps, latency, verified, mismatches)
 FABRICPROOF_JSON(PairResult, task, round, a, b, tests, counter_deltas)

@@ -14,6 +14,17 @@ namespace fabricproof {
 
 std::vector<Finding> check_verbs(const VerbsSection& section, const ClusterFacts& cluster, const Profile& profile);
 
+// The rounds to run again before judging (VerbsOptions::remeasure): each round with a pair whose
+// first measurement broke a figure rule (bandwidth or latency, absolute or against the typical
+// pair), with the tests that broke one. The whole round runs again, so that the re-measured pair
+// sees the same concurrent traffic as the first time.
+struct RoundToRemeasure {
+  int round = 0;
+  std::vector<std::string> tests;  // in run order
+};
+FABRICPROOF_JSON(RoundToRemeasure, round, tests)
+std::vector<RoundToRemeasure> rounds_to_remeasure(const VerbsSection& section, const ClusterFacts& cluster, const Profile& profile);
+
 // One cause the evidence points at, and the triage step it belongs to.
 struct Cause {
   TriageStep step = TriageStep::other;

@@ -34,6 +34,17 @@ expect() {  # description, jq filter over the report that must print true, repor
   got=$(jq -r "$2" "$3" 2>&1)
   if [ "$got" = "true" ]; then pass "$1"; else fail "$1 (jq '$2' gave: $got)"; fi
 }
+# A healthy lab's verdict: pass, or warn where every finding below pass is a dip its re-measurement
+# did not repeat (measured.intermittent; --verbs-remeasure is on by default). The lab's 4 guests
+# share the host's cores: a busy host once halved one direction of one pair for a second in CI
+# (0.052 Gb/s against a typical 0.12), and that is a true event the report must show, counted here.
+expect_healthy() {  # report
+  local dips
+  dips=$(jq -r '[.findings[] | select((.measured | type) == "object" and .measured.intermittent == true) | .subject] | join("; ")' "$1")
+  [ -n "$dips" ] && echo "note: dip(s) that the re-measurement did not repeat: $dips"
+  expect "verdict pass (or warn for unrepeated dips only)" \
+    '.verdict == "pass" or (.verdict == "warn" and ([.findings[] | select(.verdict == "warn" or .verdict == "fail")] | all((.measured | type) == "object" and .measured.intermittent == true)))' "$1"
+}
 finish() { [ $failures -eq 0 ] && { echo "all checks passed"; exit 0; }; echo "$failures check(s) failed"; exit 1; }
 # Runs `lab acceptance` into $work/NAME, checks its exit code and that a report was written, and
 # sets r to the report. Usage: accept NAME EXPECTED_EXIT_CODE [lab acceptance options...]
@@ -145,13 +156,13 @@ step_acceptance() {
   expect "every netdev has MTU 9000" "[.nodes[].rdma_devices[].ports[].netdev_mtu] | all(. == 9000)" "$r"
   expect "software is consistent across nodes" "[.findings[] | select(.id | startswith(\"consistency_\")) | .verdict] | all(. == \"pass\")" "$r"
   expect "node count matches --expect-nodes" "[.findings[] | select(.id == \"node_count\") | .verdict] == [\"pass\"]" "$r"
-  expect "verbs phase ran and passed" "[.phases[] | select(.name == \"verbs\") | .verdict] == [\"pass\"]" "$r"
+  expect "verbs phase ran and passed (or warned of unrepeated dips)" "[.phases[] | select(.name == \"verbs\") | .verdict] | . == [\"pass\"] or . == [\"warn\"]" "$r"
   expect "every off-diagonal write_bw cell is a measurement" "[.verbs.matrix.write_bw.cells | to_entries[] | .key as \$i | .value | to_entries[] | select(.key != \$i) | .value | type] | all(. == \"number\")" "$r"
   expect "every off-diagonal latency cell is a measurement" "[.verbs.matrix.write_lat.cells | to_entries[] | .key as \$i | .value | to_entries[] | select(.key != \$i) | .value | type] | all(. == \"number\")" "$r"
   expect "the matrix has $nodes x $nodes cells" "(.verbs.matrix.write_bw.cells | length) == $nodes" "$r"
   expect "SEND payloads verified without mismatch" "[.verbs.pairs[].tests[] | select(.test == \"send_bw\") | (.verified > 0 and .mismatches == 0)] | all" "$r"
   expect "the collectives ran on 1, 2 and $nodes nodes" "[.collectives.results[].nodes] == [1, 2, $nodes]" "$r"
-  expect "verdict pass" ".verdict == \"pass\"" "$r"
+  expect_healthy "$r"
   finish
 }
 
@@ -172,7 +183,7 @@ step_slurm() {
   expect "every off-diagonal write_bw cell is a measurement" "[.verbs.matrix.write_bw.cells | to_entries[] | .key as \$i | .value | to_entries[] | select(.key != \$i) | .value | type] | all(. == \"number\")" "$r"
   expect "every node reaches srun's node over the management network" \
     "[.findings[] | select(.id == \"management_plane\" and (.subject | endswith(\"route to the launch node\")))] | length == $nodes and all(.verdict == \"pass\" and .measured.launch_node == \"10.99.0.1\")" "$r"
-  expect "verdict pass" ".verdict == \"pass\"" "$r"
+  expect_healthy "$r"
   finish
 }
 
@@ -290,6 +301,8 @@ step_verbs_faults() {
   expect "writes towards node3 are outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"-> node3/rxe0\") and endswith(\"(write_bw)\"))) | .verdict] | (length == 3 and all(. == \"fail\"))" "$r"
   expect "pairs without node3 are not outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"node3\") | not)) | .verdict] | all(. == \"pass\")" "$r"
   expect "node3 is named as the suspect endpoint" "[.findings[] | select(.id == \"verbs_suspect_endpoint\") | .subject] == [\"node3/rxe0\"]" "$r"
+  expect "node3's rounds ran again (write_bw only) and the dips repeated" \
+    "(.verbs.remeasured | map(select(.a == 2 or .b == 2)) | length) == 3 and ([.verbs.remeasured[].tests[].test] | unique == [\"write_bw\"]) and ([.findings[] | select(.id == \"verbs_pair_outlier\" and .verdict == \"fail\") | .measured.intermittent] | (length == 3 and all(. == false)))" "$r"
 
   accept verbs-delay 0 --fault "node3:delay:${delay_us}us" -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_lat
   expect "node3's latency pairs are outliers" "[.findings[] | select(.id == \"verbs_latency_outlier\" and (.subject | contains(\"node3\")) and .verdict == \"warn\")] | length == 3" "$r"

@@ -119,6 +119,13 @@ TEST(Cli, TimeStatTrafficClassAndMargin) {
   EXPECT_NE(window.message.find("--verbs-margin"), std::string::npos) << window.message;
 }
 
+TEST(Cli, OutlierRoundsAreMeasuredAgainUnlessTurnedOff) {
+  EXPECT_TRUE(parse({"run", "--out", "d"}).run.verbs.remeasure) << "on by default";
+  EXPECT_FALSE(parse({"run", "--out", "d", "--no-verbs-remeasure"}).run.verbs.remeasure);
+  EXPECT_TRUE(parse({"run", "--out", "d", "--verbs-remeasure"}).run.verbs.remeasure);
+  EXPECT_FALSE(VerbsOptions{}.remeasure) << "a report without the field did not re-measure";
+}
+
 TEST(Cli, GpuPayloadSizeMustBeWholeWords) {
   const auto odd = parse({"run", "--out", "d", "--verbs-size", "1001"});
   ASSERT_EQ(odd.exit_code, 2);

@@ -132,11 +132,12 @@ VerbsSection measured(int slow_endpoint = -1, double gbps = 190, double slow = 6
     s.endpoints.push_back(e);
   }
   s.options.tests = {"write_bw", "write_lat"};
-  int task = 0;
-  for (const auto& round : round_robin(4))
+  int task = 0, round_index = 0;
+  for (const auto& round : round_robin(4)) {
     for (const auto& [a, b] : round) {
       PairResult p;
       p.task = task++;
+      p.round = round_index;
       p.a = a;
       p.b = b;
       for (auto t : planned_results(s.options, a, b)) {
@@ -147,6 +148,8 @@ VerbsSection measured(int slow_endpoint = -1, double gbps = 190, double slow = 6
       }
       s.pairs.push_back(p);
     }
+    ++round_index;
+  }
   return s;
 }
 
@@ -318,6 +321,96 @@ TEST(VerbsRules, LatencyOutlierFactorCatchesASlowNodeAndOnlyIt) {
       EXPECT_TRUE(suspect.empty()) << "2.5x is within the factor of 3";
     }
   }
+}
+
+// The first measurement of one direction of one pair dips: its round (and only it) is measured
+// again, with the broken test only, before judging.
+TEST(VerbsRules, ARoundWithAPairThatBrokeARuleIsMeasuredAgainWithTheBrokenTestsOnly) {
+  const auto profile = load_profile("lab-soft-roce").profile.value();
+  auto s = measured();
+  EXPECT_TRUE(rounds_to_remeasure(s, facts_for(s), profile).empty()) << "a healthy matrix runs nothing again";
+  s.pairs[3].tests[0].gbps = 80;  // 0.42 x the typical 190, below the lab's 0.5
+  const auto again = rounds_to_remeasure(s, facts_for(s), profile);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].round, s.pairs[3].round);
+  EXPECT_EQ(again[0].tests, std::vector<std::string>{"write_bw"});
+  for (auto& t : s.pairs[3].tests)
+    if (t.test == "write_lat") t.latency = latency_stats({9.0, 9.5});  // 4.7x the typical p50
+  EXPECT_EQ(rounds_to_remeasure(s, facts_for(s), profile).at(0).tests, (std::vector<std::string>{"write_bw", "write_lat"})) << "in run order";
+  const auto node3 = rounds_to_remeasure(measured(2), facts_for(s), profile);
+  EXPECT_EQ(node3.size(), 3u) << "a slow node is in every round of a 4-node matrix";
+}
+
+// Judged with its re-measurement: a dip that does not repeat is a warning flagged intermittent (and
+// names no suspect); one that repeats, or a re-measurement that errs, fails as before.
+TEST(VerbsRules, ADipTheRemeasurementDoesNotRepeatIsAnIntermittentWarning) {
+  const auto profile = load_profile("lab-soft-roce").profile.value();
+  auto s = measured();
+  s.pairs[3].tests[0].gbps = 80;
+  auto judged = [&](std::optional<double> again_gbps, const std::string& error) {
+    auto copy = s;
+    if (again_gbps || !error.empty()) {
+      PairResult r = copy.pairs[3];
+      r.tests.resize(2);  // write_bw both ways: the broken test only
+      for (auto& t : r.tests) t.gbps = again_gbps.value_or(190);
+      if (!error.empty()) {
+        r.tests[0].status = Status::error;
+        r.tests[0].gbps.reset();
+        r.tests[0].reason = error;
+      }
+      copy.remeasured.push_back(r);
+    }
+    const auto f = check_verbs(copy, facts_for(copy), profile);
+    std::vector<Finding> out;
+    for (const auto& x : with_id(f, "verbs_pair_outlier"))
+      if (x.verdict != Verdict::pass) out.push_back(x);
+    EXPECT_TRUE(with_id(f, "verbs_suspect_endpoint").empty());
+    return out;
+  };
+  auto f = judged(190.0, "");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::warn);
+  EXPECT_EQ(f[0].measured.at("intermittent"), true);
+  EXPECT_EQ(f[0].measured.at("remeasured"), 190.0);
+  EXPECT_EQ(f[0].measured.at("gbps"), 80.0) << "the first figure stays the finding's";
+  f = judged(85.0, "");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::fail) << "the dip repeated";
+  EXPECT_EQ(f[0].measured.at("intermittent"), false);
+  f = judged(std::nullopt, "IBV_WC_RETRY_EXC_ERR");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::fail) << "a re-measurement that errs confirms nothing";
+  EXPECT_EQ(f[0].measured.at("remeasured"), "IBV_WC_RETRY_EXC_ERR");
+  f = judged(std::nullopt, "");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::fail) << "not re-measured (--no-verbs-remeasure)";
+  EXPECT_FALSE(f[0].measured.contains("intermittent"));
+}
+
+TEST(VerbsRules, ALatencyDipTheRemeasurementDoesNotRepeatNamesNoSuspect) {
+  const auto profile = load_profile("lab-soft-roce").profile.value();
+  auto s = measured();
+  for (auto& p : s.pairs)
+    for (auto& t : p.tests)
+      if (t.test == "write_lat" && (p.a == 2 || p.b == 2)) t.latency = latency_stats({9.0, 9.5});
+  ASSERT_EQ(with_id(check_verbs(s, facts_for(s), profile), "verbs_suspect_endpoint").size(), 1u) << "node3: 3 slow pairs";
+  for (const auto& p : s.pairs) {
+    PairResult r = p;
+    r.tests = {p.tests.back()};
+    ASSERT_EQ(r.tests[0].test, "write_lat");
+    r.tests[0].latency = latency_stats({1.8, 1.9});
+    s.remeasured.push_back(r);
+  }
+  const auto f = check_verbs(s, facts_for(s), profile);
+  EXPECT_TRUE(with_id(f, "verbs_suspect_endpoint").empty());
+  int intermittent = 0;
+  for (const auto& x : with_id(f, "verbs_latency_outlier"))
+    if (x.verdict != Verdict::pass) {
+      EXPECT_EQ(x.verdict, Verdict::warn);
+      intermittent += x.measured.value("intermittent", false);
+    }
+  EXPECT_EQ(intermittent, 3);
+  EXPECT_EQ(nlohmann::json(s).get<VerbsSection>().remeasured.size(), s.remeasured.size()) << "the re-measurements travel in the report";
 }
 
 TEST(Diagnosis, FollowsTheSeedOrder) {

@@ -289,6 +289,12 @@ void Parser::handle(const Segment& seg, size_t process) {
   if (m.empty()) return;
   if (seg.level == Level::warn) {
     ++facts_.warn_lines;
+    // A retry loop can print one warning millions of times: keep it once, with its count (found
+    // without building its strings).
+    if (auto it = warning_index_.find(std::make_tuple(m, seg.location, seg.host)); it != warning_index_.end()) {
+      ++facts_.warnings[it->second].count;
+      return;
+    }
     Warning w;
     w.message = std::string(m);
     w.location = std::string(seg.location);
@@ -297,10 +303,8 @@ void Parser::handle(const Segment& seg, size_t process) {
     w.file = file_;
     w.line_no = line_no_;
     if (m.find("Failed to open libibverbs") != std::string_view::npos) libibverbs_missing_ = true;
-    // A retry loop can print one warning millions of times: keep it once, with its count.
-    auto [it, inserted] = warning_index_.emplace(std::make_tuple(w.message, w.location, w.host), facts_.warnings.size());
-    if (inserted) facts_.warnings.push_back(std::move(w));
-    else ++facts_.warnings[it->second].count;
+    warning_index_.emplace(std::make_tuple(w.message, w.location, w.host), facts_.warnings.size());
+    facts_.warnings.push_back(std::move(w));
     return;
   }
   ++facts_.info_lines;

@@ -94,6 +94,11 @@ void Parser::add_line(std::string_view line, bool complete, const LineScan* scan
     add_plain_line(line);
     return;
   }
+  // A WARN line is split like a single INFO message when it holds no second anchor.
+  if (anchor.level == Level::warn) {
+    Anchor second;
+    one_anchor = !anchors.next(second);
+  }
   if (one_anchor) segments_.assign(1, single_segment(line, anchor));  // no second search for anchors
   else split_names(line);
   const auto& segments = segments_;

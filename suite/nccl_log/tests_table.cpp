@@ -101,6 +101,27 @@ std::optional<double> fast_decimal(std::string_view t) {
   return scale >= 0 ? static_cast<double>(mantissa) * kPow10[scale] : static_cast<double>(mantissa) / kPow10[-scale];
 }
 
+// Whether fast_decimal reads t, without computing it (no multiply chain, no division).
+bool fast_decimal_form(std::string_view t) {
+  int digits = 0, decimals = 0;
+  size_t i = 0;
+  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) ++digits;
+  if (i < t.size() && t[i] == '.')
+    for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) ++decimals;
+  if (digits == 0 || digits > 15) return false;
+  int exponent = 0;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    bool negative = false;
+    if (++i < t.size() && (t[i] == '+' || t[i] == '-')) negative = t[i++] == '-';
+    const size_t first = i;
+    for (; i < t.size() && t[i] >= '0' && t[i] <= '9' && i - first < 3; ++i) exponent = exponent * 10 + (t[i] - '0');
+    if (i == first) return false;
+    if (negative) exponent = -exponent;
+  }
+  const int scale = exponent - decimals;
+  return i == t.size() && scale <= 22 && scale >= -22;
+}
+
 std::optional<double> number(std::string_view t) {
   if (auto v = fast_decimal(t)) return v;
   double v = 0;
@@ -124,6 +145,9 @@ std::optional<uint64_t> unsigned_number(std::string_view t) {
   return v;
 }
 
+// Whether number(t) has a value (exactly), at a fraction of its cost.
+bool is_number(std::string_view t) { return fast_decimal_form(t) || number(t).has_value(); }
+
 bool is_word(std::string_view t) {
   if (t.empty()) return false;
   for (char c : t)
@@ -132,7 +156,10 @@ bool is_word(std::string_view t) {
 }
 
 // time, algbw, busbw, #wrong from fields [at, at + 4) into h; false when they are not numbers.
-bool read_half(const Fields& t, size_t at, TestsHalf& h) {
+// `h` null: only whether they are (a row past kMaxTestsRows is counted, its values are not kept).
+bool read_half(const Fields& t, size_t at, TestsHalf* half) {
+  if (!half) return is_number(t[at]) && is_number(t[at + 1]) && is_number(t[at + 2]) && (t[at + 3] == "N/A" || is_number(t[at + 3]));
+  TestsHalf& h = *half;
   auto time = number(t[at]), alg = number(t[at + 1]), bus = number(t[at + 2]);
   if (!time || !alg || !bus) return false;
   h.time_us = *time;
@@ -149,7 +176,7 @@ bool read_half(const Fields& t, size_t at, TestsHalf& h) {
 
 }  // namespace
 
-RowStatus read_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, TestsRow& row) {
+RowStatus read_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, TestsRow* row) {
   Fields t;
   const size_t fields = split_fields(line, t);
   if (fields < 3) return RowStatus::not_a_row;
@@ -165,21 +192,23 @@ RowStatus read_tests_row(std::string_view line, std::optional<bool> has_redop, s
   }
   const size_t needed = 3 + extra + 8;
   if (fields < needed || extra > 2) return RowStatus::partial;
-  row.size = *size;
-  row.count = *count;
-  row.type.assign(t[2]);
-  size_t at = 3;
-  row.redop.clear();
-  if (extra == 2 || (extra == 1 && (has_redop.value_or(false) || (!has_root && !number(t[3]))))) row.redop.assign(t[at++]);
-  row.root.reset();
-  if (at < 3 + extra) row.root = to_int(t[at++]);  // an integer column; anything else is no root
-  if (!read_half(t, at, row.out_of_place) || !read_half(t, at + 4, row.in_place)) return RowStatus::partial;
+  const size_t at = 3 + extra;
+  if (!row) return read_half(t, at, nullptr) && read_half(t, at + 4, nullptr) ? RowStatus::row : RowStatus::partial;
+  row->size = *size;
+  row->count = *count;
+  row->type.assign(t[2]);
+  row->redop.clear();
+  row->root.reset();
+  const bool redop = extra == 2 || (extra == 1 && (has_redop.value_or(false) || (!has_root && !number(t[3]))));
+  if (redop) row->redop.assign(t[3]);
+  if (extra == 2 || (extra == 1 && !redop)) row->root = to_int(t[at - 1]);  // an integer column; anything else is no root
+  if (!read_half(t, at, &row->out_of_place) || !read_half(t, at + 4, &row->in_place)) return RowStatus::partial;
   return RowStatus::row;
 }
 
 std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, bool* partial) {
   TestsRow row;
-  const RowStatus status = read_tests_row(line, has_redop, has_root, row);
+  const RowStatus status = read_tests_row(line, has_redop, has_root, &row);
   if (partial) *partial = status == RowStatus::partial;
   if (status != RowStatus::row) return std::nullopt;
   return row;
@@ -248,12 +277,13 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
     return;
   }
   if (comment) return;
-  // One row object, reused: most rows of a huge log are counted, not kept.
-  const RowStatus status = read_tests_row(s, has_redop_, has_root_, row_);
+  // One row object, reused: most rows of a huge log are counted, not kept (nor their values read).
+  const bool keep = !table_ || table_->rows.size() < kMaxTestsRows;
+  const RowStatus status = read_tests_row(s, has_redop_, has_root_, keep ? &row_ : nullptr);
   if (status == RowStatus::row) {
     auto& table = ensure();
-    if (table.wrong_column.empty()) table.wrong_column = (row_.out_of_place.wrong_raw.find('e') != std::string::npos) ? "error" : "#wrong";
-    if (table.rows.size() < kMaxTestsRows) {
+    if (keep && table.wrong_column.empty()) table.wrong_column = (row_.out_of_place.wrong_raw.find('e') != std::string::npos) ? "error" : "#wrong";
+    if (keep) {
       table.rows.push_back(row_);
       table.rows.back().file = file_;
       table.rows.back().line_no = line_no;

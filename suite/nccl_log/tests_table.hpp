@@ -37,8 +37,8 @@ class TestsTableParser {
 
 enum class RowStatus { not_a_row, partial, row };
 // Reads one data row into `row` (every field but file and line_no); partial: it starts like a row
-// but is cut short (then `row` holds part of it).
-RowStatus read_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, TestsRow& row);
+// but is cut short (then `row` holds part of it). A null `row`: only the status (the same).
+RowStatus read_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, TestsRow* row);
 // Parses one data row; nullopt when the line is not a (complete) row. Sets *partial when the line
 // starts like a row but is cut short.
 std::optional<TestsRow> parse_tests_row(std::string_view line, std::optional<bool> has_redop, std::optional<bool> has_root, bool* partial);

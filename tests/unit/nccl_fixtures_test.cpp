@@ -245,6 +245,40 @@ TEST(NcclTestsRow, ExponentsTabsAndFieldsAcross64Bytes) {
   EXPECT_TRUE(partial) << "a row cut short is reported as partial";
 }
 
+// Rows past kMaxTestsRows are counted without reading their values: that classification must be
+// the one of a full reading, for every number form (from_chars' own, out of range, not a number).
+TEST(NcclTestsRow, ACountedRowHasTheStatusOfARowRead) {
+  const std::string head = "     1048576        262144   float     sum      -1    ";
+  const std::vector<std::string> values = {"213.5", "0", "1.", "1.5e-06", "0e+00", "2.0E3", "1234567890123456", "1e22", "1e23", "1e-40",
+                                           "1e999", "1e+9999", "inf", "nan", "-1", "+1", ".5", ".", "1e", "1e+", "0x10", "12a", "N/A"};
+  int partial = 0, rows = 0;
+  for (const auto& v : values)
+    for (const auto& where : {0, 3}) {  // as a time (a number) and as #wrong (a number or N/A)
+      std::vector<std::string> half = {"213.5", "4.91", "9.21", "0"};
+      half[static_cast<size_t>(where)] = v;
+      std::string line = head;
+      for (const auto& f : half) line += f + "   ";
+      line += "205.9    5.09    9.55  0";
+      nccl::TestsRow row;
+      const auto read = nccl::read_tests_row(line, true, true, &row);
+      EXPECT_EQ(nccl::read_tests_row(line, true, true, nullptr), read) << line;
+      (read == nccl::RowStatus::row ? rows : partial) += 1;
+    }
+  EXPECT_GT(rows, 10) << "the list holds numbers";
+  EXPECT_GT(partial, 5) << "and things that are not";
+
+  // Through the parser: past the cap, a row is counted and a row with a broken value is partial.
+  std::string text = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  for (size_t i = 0; i < nccl::kMaxTestsRows + 5; ++i) text += head + "213.5    4.91    9.21      0    205.9    5.09    9.55      0\n";
+  text += head + "213.5    4.91    1e999      0    205.9    5.09    9.55      0\n";
+  const auto f = nccl::parse_text(text);
+  ASSERT_TRUE(f.nccl_tests);
+  EXPECT_EQ(f.nccl_tests->rows.size(), nccl::kMaxTestsRows);
+  EXPECT_EQ(f.nccl_tests->rows_dropped, 5u);
+  ASSERT_EQ(f.nccl_tests->partial_row_lines.size(), 1u);
+  EXPECT_EQ(f.nccl_tests->partial_row_lines[0], nccl::kMaxTestsRows + 7);
+}
+
 // A file above the parallel threshold (64 MiB) is parsed in ranges on every core and merged; the
 // facts must be those of one pass over the same bytes, whatever ranges the cut made. The file is
 // every fixture, in copies whose thread ids differ, so tables, headers and connections cross the

@@ -149,8 +149,16 @@ class alignas(64) Parser {
   KnownHosts hosts_not_known_;  // looked up by split_segments and not found (at most kMaxNotKnown)
   bool hosts_not_known_overflow_ = false;
   std::vector<std::string_view> not_known_;  // split_segments' list for the line in hand
-  // (message, location, host); std::less<>: looked up with views, no strings built per line.
-  std::map<std::tuple<std::string, std::string, std::string>, size_t, std::less<>> warning_index_;
+  // (message, location, host), looked up with views: no strings built per line. (Compared as
+  // views: std::less<> between tuples of strings and of views is not portable, clang rejects it.)
+  struct WarningKeyLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const { return views(a) < views(b); }
+    template <class T>
+    static std::tuple<std::string_view, std::string_view, std::string_view> views(const T& t) { return {std::get<0>(t), std::get<1>(t), std::get<2>(t)}; }
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, size_t, WarningKeyLess> warning_index_;
   bool complete_ = true;
 };
 

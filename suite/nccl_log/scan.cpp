@@ -52,7 +52,7 @@ size_t read_header(std::string_view line, size_t anchor, Level level, Segment& s
     size_t k = j - 1;
     while (k > 0 && is_digit(line[k - 1])) --k;
     if (k > 0 && line[k - 1] == '[' && k < j - 1) {
-      seg.cuda_dev = to_int(line.substr(k, j - 1 - k));
+      set_digits(seg.cuda_dev, line.substr(k, j - 1 - k));
       j = k - 1;
       skip_space();
     }
@@ -67,7 +67,7 @@ size_t read_header(std::string_view line, size_t anchor, Level level, Segment& s
     size_t q = p;
     while (q > 0 && is_digit(line[q - 1])) --q;
     if (q < p && q > 0 && line[q - 1] == ':') {
-      seg.pid = to_int(line.substr(q, p - q));
+      set_digits(seg.pid, line.substr(q, p - q));
       size_t h = q - 1;
       size_t hs = h;
       while (hs > 0 && h - hs < kMaxHost && is_host_char(line[hs - 1])) --hs;

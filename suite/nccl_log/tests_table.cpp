@@ -73,18 +73,19 @@ size_t split_fields(std::string_view s, Fields& out) {
   return n;
 }
 
-// "123.45" or "1.2e-05" exactly as from_chars reads it, without its cost (Clinger's fast path):
-// a mantissa below 2^53 times or divided by an exact power of ten (10^0..10^22) is one correctly
-// rounded IEEE operation. Anything else (signs, long mantissas, "N/A") goes to from_chars.
-std::optional<double> fast_decimal(std::string_view t) {
-  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+// "123.45" or "1.2e-05" as a mantissa below 10^15 and a power of ten within 10^-22..10^22 (the
+// forms fast_decimal computes exactly); nullopt for anything else (signs, long mantissas, "N/A").
+struct Decimal {
   uint64_t mantissa = 0;
+  int scale = 0;
+};
+std::optional<Decimal> decimal_form(std::string_view t) {
+  Decimal d;
   int digits = 0, decimals = 0;
   size_t i = 0;
-  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) mantissa = mantissa * 10 + static_cast<uint64_t>(t[i] - '0');
+  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) d.mantissa = d.mantissa * 10 + static_cast<uint64_t>(t[i] - '0');
   if (i < t.size() && t[i] == '.')
-    for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits, ++decimals) mantissa = mantissa * 10 + static_cast<uint64_t>(t[i] - '0');
+    for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits, ++decimals) d.mantissa = d.mantissa * 10 + static_cast<uint64_t>(t[i] - '0');
   if (digits == 0 || digits > 15) return std::nullopt;
   int exponent = 0;
   if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {  // old nccl-tests "error" column: 0e+00
@@ -95,31 +96,21 @@ std::optional<double> fast_decimal(std::string_view t) {
     if (i == first) return std::nullopt;
     if (negative) exponent = -exponent;
   }
-  if (i != t.size()) return std::nullopt;
-  const int scale = exponent - decimals;
-  if (scale > 22 || scale < -22) return std::nullopt;
-  return scale >= 0 ? static_cast<double>(mantissa) * kPow10[scale] : static_cast<double>(mantissa) / kPow10[-scale];
+  d.scale = exponent - decimals;
+  if (i != t.size() || d.scale > 22 || d.scale < -22) return std::nullopt;
+  return d;
 }
 
-// Whether fast_decimal reads t, without computing it (no multiply chain, no division).
-bool fast_decimal_form(std::string_view t) {
-  int digits = 0, decimals = 0;
-  size_t i = 0;
-  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) ++digits;
-  if (i < t.size() && t[i] == '.')
-    for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) ++decimals;
-  if (digits == 0 || digits > 15) return false;
-  int exponent = 0;
-  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
-    bool negative = false;
-    if (++i < t.size() && (t[i] == '+' || t[i] == '-')) negative = t[i++] == '-';
-    const size_t first = i;
-    for (; i < t.size() && t[i] >= '0' && t[i] <= '9' && i - first < 3; ++i) exponent = exponent * 10 + (t[i] - '0');
-    if (i == first) return false;
-    if (negative) exponent = -exponent;
-  }
-  const int scale = exponent - decimals;
-  return i == t.size() && scale <= 22 && scale >= -22;
+// Such a decimal exactly as from_chars reads it, without its cost (Clinger's fast path): a mantissa
+// below 2^53 times or divided by an exact power of ten (10^0..10^22) is one correctly rounded IEEE
+// operation. Anything else goes to from_chars.
+std::optional<double> fast_decimal(std::string_view t) {
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const auto d = decimal_form(t);
+  if (!d) return std::nullopt;
+  const auto mantissa = static_cast<double>(d->mantissa);
+  return d->scale >= 0 ? mantissa * kPow10[d->scale] : mantissa / kPow10[-d->scale];
 }
 
 std::optional<double> number(std::string_view t) {
@@ -145,8 +136,8 @@ std::optional<uint64_t> unsigned_number(std::string_view t) {
   return v;
 }
 
-// Whether number(t) has a value (exactly), at a fraction of its cost.
-bool is_number(std::string_view t) { return fast_decimal_form(t) || number(t).has_value(); }
+// Whether number(t) has a value (exactly), without its division.
+bool is_number(std::string_view t) { return decimal_form(t) || number(t); }
 
 bool is_word(std::string_view t) {
   if (t.empty()) return false;

@@ -16,7 +16,7 @@
 namespace fabricproof::nccl {
 
 void Parser::add_range(int fd, uint64_t begin, uint64_t end, bool last_chunk) {
-  std::vector<char> block((1 << 20) + kScanPadding);
+  std::vector<char> block(kReadBlock + kScanPadding);
   carry_.clear();
   for (uint64_t at = begin; at < end;) {
     const ssize_t got = ::pread(fd, block.data(), static_cast<size_t>(std::min<uint64_t>(block.size() - kScanPadding, end - at)), static_cast<off_t>(at));

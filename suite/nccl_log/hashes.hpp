@@ -64,6 +64,28 @@ inline uint64_t full_hash(std::string_view m) {
   return h ^ (h >> 32);
 }
 
+// a == b for the short texts of the cache slots (headers, messages, host names), inline: most of
+// them differ from the slot only in their last bytes (a thread id), and a call to memcmp per line
+// cost more than the comparison. Words of 8 bytes; the last word overlaps the one before it, so
+// nothing past either text is read.
+inline bool same_bytes(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n < 8) {
+    for (size_t i = 0; i < n; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+  auto word = [](const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  };
+  uint64_t differ = word(a.data() + n - 8) ^ word(b.data() + n - 8);
+  for (size_t i = 0; i + 8 < n; i += 8) differ |= word(a.data() + i) ^ word(b.data() + i);
+  return differ == 0;
+}
+
 // Bytes kept in a cache slot itself, not behind a std::string's pointer: a lookup then touches one
 // place in memory (the second, dependent load was the parse's costliest cache miss). Texts longer
 // than N are not kept (their lines are read every time).
@@ -78,6 +100,7 @@ struct SlotBytes {
     return true;
   }
   std::string_view view() const { return {data, size}; }
+  bool equals(std::string_view s) const { return same_bytes(view(), s); }
 };
 
 }  // namespace fabricproof::nccl

@@ -218,7 +218,7 @@ bool Parser::parse_connection(std::string_view m, size_t process) {
   if (complete_ && (m.front() == 'C' || m.front() == 'R')) {
     if (seen_connections_.empty()) seen_connections_.resize(kSeen);
     seen = &seen_connections_[message_hash(m, process) & (kSeen - 1)];
-    if (seen->process == process && seen->message.view() == m) {
+    if (seen->process == process && seen->message.equals(m)) {
       ++facts_.connections[last_connection_ = seen->connection].count;
       return true;
     }

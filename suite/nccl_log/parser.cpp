@@ -38,7 +38,7 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank, b
   if (process_slots_.empty()) process_slots_.resize(kProcessSlots);
   ProcessSlot& slot = process_slots_[message_hash(seg.host, static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32 | static_cast<uint32_t>(cuda_dev)) & (kProcessSlots - 1)];
   size_t index = slot.process;
-  if (index == kNone || slot.pid != pid || slot.cuda_dev != cuda_dev || facts_.processes[index].host != seg.host) {
+  if (index == kNone || slot.pid != pid || slot.cuda_dev != cuda_dev || !same_bytes(facts_.processes[index].host, seg.host)) {
     process_key_.clear();  // built in place: no allocation per lookup
     append_process_key(process_key_, file_id_, pid, cuda_dev, seg.host);
     auto [it, inserted] = process_index_.try_emplace(process_key_, facts_.processes.size());
@@ -84,9 +84,10 @@ void Parser::add_line(std::string_view line, bool complete, const LineScan* scan
   LineAnchors anchors(line, scan);
   const bool has_anchor = anchors.next(anchor);
   LineSlot* line_slot = nullptr;
+  HeaderSlot* header_to_fill = nullptr;
   bool one_anchor = false;
   if (has_anchor && anchor.level == Level::info) {
-    const auto cached = add_from_caches(line, anchor, anchors, line_slot);
+    const auto cached = add_from_caches(line, anchor, anchors, line_slot, header_to_fill);
     if (cached == Cached::done) return;
     one_anchor = cached == Cached::one_anchor;
   }
@@ -110,7 +111,7 @@ void Parser::add_line(std::string_view line, bool complete, const LineScan* scan
       const std::string_view header = line.substr(0, static_cast<size_t>(seg.message.data() - line.data()));
       // seg.host is a view into the line (read_header cuts it from there), inside the header.
       const size_t host_at = seg.host.empty() ? 0 : static_cast<size_t>(seg.host.data() - line.data());
-      HeaderSlot& slot = header_slot(header);
+      HeaderSlot& slot = header_to_fill ? *header_to_fill : header_slot(header);
       if (host_at + seg.host.size() <= header.size() && slot.bytes.assign(header)) {
         slot.process = process;
         slot.host_at = static_cast<uint16_t>(host_at);
@@ -133,8 +134,12 @@ void Parser::split_names(std::string_view line) {
   not_known_.clear();
   split_segments(line, known_hosts_, segments_, &not_known_);
   for (auto name : not_known_) {
-    if (hosts_not_known_.size() < kMaxNotKnown) hosts_not_known_.emplace(name);
-    else hosts_not_known_overflow_ |= !hosts_not_known_.count(name);
+    // Looked up before it is added: emplace would build the string (an allocation) first, and
+    // most names were noted before.
+    const auto at = hosts_not_known_.lower_bound(name);
+    if (at != hosts_not_known_.end() && *at == name) continue;
+    if (hosts_not_known_.size() < kMaxNotKnown) hosts_not_known_.emplace_hint(at, name);
+    else hosts_not_known_overflow_ = true;
   }
 }
 
@@ -160,10 +165,10 @@ std::string_view Parser::without_colours(std::string_view line) {
 
 // An INFO line the caches spare a full reading: `done` when it was handled; `one_anchor` when it
 // needs a reading but holds a single message. `line_slot` is where the line will be remembered.
-Parser::Cached Parser::add_from_caches(std::string_view line, const Anchor& anchor, LineAnchors& more, LineSlot*& line_slot) {
+Parser::Cached Parser::add_from_caches(std::string_view line, const Anchor& anchor, LineAnchors& more, LineSlot*& line_slot, HeaderSlot*& header) {
   // An INFO line printed before in this file, byte for byte (a communicator created again, a
   // log of several runs), changes nothing but counters: the rest was noted the first time.
-  if (complete_ && (line_slot = line_slot_for(line)) && line_slot->known && line_slot->bytes == line) {
+  if (complete_ && (line_slot = line_slot_for(line)) && line_slot->known && same_bytes(line_slot->bytes, line)) {
     ++line_cache_.hits;
     ++facts_.info_lines;
     if (line_slot->connection != kNone) ++facts_.connections[line_slot->connection].count;
@@ -176,8 +181,11 @@ Parser::Cached Parser::add_from_caches(std::string_view line, const Anchor& anch
   const std::string_view rest = line.substr(begin);
   Anchor second;
   if (rest.empty() || more.next(second)) return Cached::no;
-  const HeaderSlot& slot = header_slot(line.substr(0, begin));
-  if (slot.process == kNone || slot.bytes.view() != line.substr(0, begin)) return Cached::one_anchor;
+  HeaderSlot& slot = header_slot(line.substr(0, begin));
+  if (slot.process == kNone || !slot.bytes.equals(line.substr(0, begin))) {
+    header = &slot;  // the same bytes add_line will keep there: hashed once
+    return Cached::one_anchor;
+  }
   Segment seg;
   seg.host = slot.host();
   seg.has_host = slot.has_host;
@@ -301,7 +309,7 @@ void Parser::feed(std::string_view data) {
 }
 
 void Parser::add_stream(std::istream& in) {
-  std::vector<char> block((1 << 20) + kScanPadding);
+  std::vector<char> block(kReadBlock + kScanPadding);
   carry_.clear();
   while (in) {
     in.read(block.data(), static_cast<std::streamsize>(block.size() - kScanPadding));

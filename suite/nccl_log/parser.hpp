@@ -54,13 +54,18 @@ class alignas(64) Parser {
   static constexpr size_t kNone = static_cast<size_t>(-1);
   // The caches keep short texts only, so that their memory stays bounded (a few MB) whatever the lines.
   static constexpr size_t kMaxCachedBytes = 512;
+  // Bytes read at a time. Small enough that a block, copied in by pread, stays in L2 beside the
+  // cache slots below instead of evicting them (1 MiB blocks measured 4-5% slower on a 1 MiB L2).
+  static constexpr size_t kReadBlock = 128 << 10;
 
   void add_plain_line(std::string_view line);
   void split_names(std::string_view line);
   std::string_view without_colours(std::string_view line);
   struct LineSlot;
   enum class Cached { no, one_anchor, done };
-  Cached add_from_caches(std::string_view line, const Anchor& anchor, LineAnchors& more, LineSlot*& line_slot);
+  struct HeaderSlot;
+  // `header`: for `one_anchor`, the header's slot, to be filled once the header is read.
+  Cached add_from_caches(std::string_view line, const Anchor& anchor, LineAnchors& more, LineSlot*& line_slot, HeaderSlot*& header);
   size_t process_for(const Segment& seg, std::optional<int> prefix_rank, bool starts_line);
   void handle(const Segment& seg, size_t process);
   bool parse_connection(std::string_view message, size_t process);

@@ -8,6 +8,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if FABRICPROOF_SCAN_AVX2
+#include <immintrin.h>
+#endif
 
 namespace fabricproof::nccl {
 namespace {
@@ -131,21 +134,47 @@ bool next_anchor(std::string_view line, size_t& from, Anchor& anchor) {
   return false;
 }
 
-void scan_line(const char* p, size_t n, LineScan& out) {
+namespace {
+
+// Notes one chunk of a line, bytes [base, base + width), from its masks (bit i: byte base + i):
+// colours, and each 'L' (rare in log text) with the "CC" before it and the ' ' after it. True when
+// the line ends in the chunk. The byte after an 'L' before the newline is inside the line or is the
+// newline itself (which is no ' ').
+[[gnu::always_inline]] inline bool note_chunk(const char* p, size_t n, size_t base, unsigned width, uint64_t newline, uint64_t escape,
+                                              uint64_t l, LineScan& out) {
+  // Bits past the data are not the line's.
+  uint64_t valid = n - base >= width ? ~uint64_t{0} >> (64 - width) : (uint64_t{1} << (n - base)) - 1;
+  const bool ends = (newline & valid) != 0;
+  const auto end = static_cast<unsigned>(std::countr_zero(newline & valid));
+  if (ends) valid = (uint64_t{1} << end) - 1;
+  out.escape |= (escape & valid) != 0;
+  for (uint64_t bits = l & valid; bits; bits &= bits - 1) {
+    const size_t at = base + static_cast<size_t>(std::countr_zero(bits));
+    if (at < 2 || p[at - 2] != 'C' || p[at - 1] != 'C' || p[at + 1] != ' ') continue;
+    if (out.candidates == LineScan::kMaxCandidates) {
+      out.overflow = true;
+      break;
+    }
+    out.at[out.candidates++] = static_cast<uint32_t>(at - 2);
+  }
+  if (ends) {
+    out.length = base + end;
+    out.newline = true;
+  }
+  return ends;
+}
+
+void clear_scan(LineScan& out) {
   out.candidates = 0;
   out.escape = out.overflow = out.newline = false;
-  // Each 'L' (rare in log text) is checked for the "CC" before it and the ' ' after it.
-  auto note = [&](uint32_t l_bits, size_t base) {
-    for (; l_bits; l_bits &= l_bits - 1) {
-      const size_t l = base + static_cast<size_t>(std::countr_zero(l_bits));
-      if (l < 2 || p[l - 2] != 'C' || p[l - 1] != 'C' || p[l + 1] != ' ') continue;
-      if (out.candidates == LineScan::kMaxCandidates) {
-        out.overflow = true;
-        return;
-      }
-      out.at[out.candidates++] = static_cast<uint32_t>(l - 2);
-    }
-  };
+}
+
+}  // namespace
+
+namespace detail {
+
+void scan_line_sse2(const char* p, size_t n, LineScan& out) {
+  clear_scan(out);
   for (size_t base = 0; base < n; base += 16) {
     const char* q = p + base;
     uint32_t newline = 0, escape = 0, l = 0;
@@ -165,22 +194,50 @@ void scan_line(const char* p, size_t n, LineScan& out) {
       l |= static_cast<uint32_t>(q[i] == 'L') << i;
     }
 #endif
-    // Bits past the data are not the line's. The byte after an 'L' before the newline is inside
-    // the line or is the newline itself (which is no ' ').
-    uint32_t valid = n - base >= 16 ? 0xffffu : (1u << (n - base)) - 1;
-    if (newline & valid) {
-      const auto end = static_cast<unsigned>(std::countr_zero(newline & valid));
-      valid = (1u << end) - 1;
-      out.escape |= (escape & valid) != 0;
-      note(l & valid, base);
-      out.length = base + end;
-      out.newline = true;
-      return;
-    }
-    out.escape |= (escape & valid) != 0;
-    note(l & valid, base);
+    if (note_chunk(p, n, base, 16, newline, escape, l, out)) return;
   }
   out.length = n;
+}
+
+#if FABRICPROOF_SCAN_AVX2
+// The same, 32 bytes at a time (lines average ~90 bytes: 3 chunks instead of 6). Compiled for
+// AVX2 on its own; scan_line calls it only on a CPU that has AVX2.
+__attribute__((target("avx2"))) bool scan_line_avx2(const char* p, size_t n, LineScan& out) {
+  clear_scan(out);
+  for (size_t base = 0; base < n; base += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + base));
+    const __m256i is_newline = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\n')), is_escape = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\x1b')),
+                  is_l = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('L'));
+    const __m256i any = _mm256_or_si256(_mm256_or_si256(is_newline, is_escape), is_l);
+    if (_mm256_testz_si256(any, any) && n - base >= 32) continue;
+    if (note_chunk(p, n, base, 32, static_cast<uint32_t>(_mm256_movemask_epi8(is_newline)), static_cast<uint32_t>(_mm256_movemask_epi8(is_escape)),
+                   static_cast<uint32_t>(_mm256_movemask_epi8(is_l)), out))
+      return true;
+  }
+  out.length = n;
+  return true;
+}
+
+// Asked once, when the program loads (__builtin_cpu_init: before other constructors may run).
+const bool kHasAvx2 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}();
+bool has_avx2() { return kHasAvx2; }
+#else
+const bool kHasAvx2 = false;
+bool scan_line_avx2(const char*, size_t, LineScan&) { return false; }
+bool has_avx2() { return false; }
+#endif
+
+}  // namespace detail
+
+void scan_line(const char* p, size_t n, LineScan& out) {
+  if (detail::kHasAvx2) {
+    detail::scan_line_avx2(p, n, out);
+    return;
+  }
+  detail::scan_line_sse2(p, n, out);
 }
 
 std::optional<int> to_int_slow(std::string_view digits) {

@@ -7,6 +7,7 @@
 //   sysfs     rates, cpulists, PCIe speeds, sizes, port states (one value per input line)
 //   vpd       PCI VPD bytes
 //   hostfile  Open MPI hostfiles
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <sstream>
@@ -45,6 +46,19 @@ void nccl_log(std::string_view text) {
   std::istringstream in{std::string(text)};
   blocks.add_stream(in);
   check(nlohmann::json(blocks.finish()) == nlohmann::json(facts));
+  // The block reader runs one of two line scans, by CPU: where both run, they read alike.
+  if (nccl::detail::has_avx2()) {
+    std::string block(text);
+    block.append(nccl::kScanPadding, 'L');
+    for (size_t at = 0; at < text.size();) {
+      nccl::LineScan a, b;
+      nccl::detail::scan_line_sse2(block.data() + at, text.size() - at, a);
+      check(nccl::detail::scan_line_avx2(block.data() + at, text.size() - at, b));
+      check(a.length == b.length && a.newline == b.newline && a.escape == b.escape && a.overflow == b.overflow);
+      if (!a.overflow) check(a.candidates == b.candidates && std::equal(a.at, a.at + a.candidates, b.at));
+      at += a.length + 1;
+    }
+  }
 }
 
 void profile(std::string_view text) {

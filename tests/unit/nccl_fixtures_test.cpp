@@ -243,6 +243,20 @@ TEST(NcclTestsRow, ExponentsTabsAndFieldsAcross64Bytes) {
 
   EXPECT_FALSE(nccl::parse_tests_row("     1048576        262144   float     sum      -1    213.5    4.91", true, true, &partial));
   EXPECT_TRUE(partial) << "a row cut short is reported as partial";
+
+  // Fields are cut from 64-byte masks of blanks: a row shifted over every start and end of a
+  // field at a 64-byte boundary, with blanks or not at its end, reads the same.
+  const std::string fields = "1048576 262144 float sum -1 213.5 4.91 9.21 0 205.9 5.09 9.55 7";
+  for (size_t shift = 0; shift < 80; ++shift)
+    for (const std::string tail : {"", "  ", "\t"}) {
+      const std::string line = std::string(shift, ' ') + fields + tail;
+      row = nccl::parse_tests_row(line, true, true, &partial);
+      ASSERT_TRUE(row) << line;
+      EXPECT_EQ(row->size, 1048576u) << line;
+      EXPECT_EQ(row->redop, "sum") << line;
+      EXPECT_EQ(row->in_place.busbw_GBps, 9.55) << line;
+      EXPECT_EQ(row->in_place.wrong_raw, "7") << line;
+    }
 }
 
 // Rows past kMaxTestsRows are counted without reading their values: that classification must be
@@ -250,7 +264,8 @@ TEST(NcclTestsRow, ExponentsTabsAndFieldsAcross64Bytes) {
 TEST(NcclTestsRow, ACountedRowHasTheStatusOfARowRead) {
   const std::string head = "     1048576        262144   float     sum      -1    ";
   const std::vector<std::string> values = {"213.5", "0", "1.", "1.5e-06", "0e+00", "2.0E3", "1234567890123456", "1e22", "1e23", "1e-40",
-                                           "1e999", "1e+9999", "inf", "nan", "-1", "+1", ".5", ".", "1e", "1e+", "0x10", "12a", "N/A"};
+                                           "1e999", "1e+9999", "inf", "nan", "-1", "+1", ".5", ".", "1e", "1e+", "0x10", "12a", "N/A",
+                                           "1.2.3", "1..", "..5", "12345678901234567"};
   int partial = 0, rows = 0;
   for (const auto& v : values)
     for (const auto& where : {0, 3}) {  // as a time (a number) and as #wrong (a number or N/A)

@@ -74,13 +74,14 @@ CommNumbers comm_numbers(std::string_view m) {
     value = take_int(rest);
   };
   grab(m, "rank ", rank, out.rank);  // 2.3: "rank R nranks N"
-  for (size_t i = 0; i < m.size() && !(rank && nranks && nRanks && nnodes); ++i) {
-    if (m[i] != ' ') continue;
+  for (size_t i = 0; i + 1 < m.size(); ++i) {
+    if (m[i] != ' ' || (m[i + 1] != 'r' && m[i + 1] != 'n')) continue;  // every key is " r..." or " n..."
     const std::string_view rest = m.substr(i);
     grab(rest, " rank ", rank, out.rank);
     grab(rest, " nranks ", nranks, out.nranks);
     grab(rest, " nRanks ", nRanks, out.nRanks);
     grab(rest, " nNodes ", nnodes, out.nnodes);
+    if (rank && nranks && nRanks && nnodes) break;
   }
   return out;
 }

@@ -73,7 +73,8 @@ size_t read_header(std::string_view line, size_t anchor, Level level, Segment& s
       set_digits(seg.pid, line.substr(q, p - q));
       size_t h = q - 1;
       size_t hs = h;
-      while (hs > 0 && h - hs < kMaxHost && is_host_char(line[hs - 1])) --hs;
+      const size_t stop = h > kMaxHost ? h - kMaxHost : 0;
+      while (hs > stop && is_host_char(line[hs - 1])) --hs;
       std::string_view host = line.substr(hs, h - hs);
       // Glued to the previous process's header ("...:166015g183:1612..."): its tid digits ran into
       // this host name.

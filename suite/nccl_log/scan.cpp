@@ -8,8 +8,12 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if FABRICPROOF_SCAN_AVX2
+// The AVX2 scan is compiled (for that target alone) where GCC or clang build for x86-64.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FABRICPROOF_SCAN_AVX2 1
 #include <immintrin.h>
+#else
+#define FABRICPROOF_SCAN_AVX2 0
 #endif
 
 namespace fabricproof::nccl {
@@ -224,12 +228,11 @@ const bool kHasAvx2 = [] {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") != 0;
 }();
-bool has_avx2() { return kHasAvx2; }
 #else
 const bool kHasAvx2 = false;
 bool scan_line_avx2(const char*, size_t, LineScan&) { return false; }
-bool has_avx2() { return false; }
 #endif
+bool has_avx2() { return kHasAvx2; }
 
 }  // namespace detail
 

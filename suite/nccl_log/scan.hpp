@@ -55,11 +55,6 @@ constexpr size_t kScanPadding = 64;
 void scan_line(const char* p, size_t n, LineScan& out);
 
 // AVX2 (32 bytes a step) where the CPU has it, chosen at run time: the build targets any x86-64.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define FABRICPROOF_SCAN_AVX2 1
-#else
-#define FABRICPROOF_SCAN_AVX2 0
-#endif
 namespace detail {  // scan_line's implementations, for the test that compares them
 void scan_line_sse2(const char* p, size_t n, LineScan& out);  // SSE2, or bytes without it
 bool scan_line_avx2(const char* p, size_t n, LineScan& out);  // false: not built with AVX2

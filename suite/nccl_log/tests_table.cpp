@@ -140,8 +140,9 @@ std::optional<uint64_t> unsigned_number(std::string_view t) {
 }
 
 // Whether number(t) has a value (exactly), without its division.
-// The usual field ("12.34", "0"), 1 to 15 digits and at most one '.', is always decimal_form's:
-// told without its arithmetic (a twentieth of the parse of a big log went to it).
+// The usual field ("12.34", "0"), up to 16 digits with at most one '.', is told without
+// decimal_form's arithmetic (a twentieth of the parse of a big log went to it): from_chars reads
+// every such text, and at 16 characters none is out of a double's range.
 bool is_number(std::string_view t) {
   if (!t.empty() && t.size() <= 16) {
     size_t i = 0;

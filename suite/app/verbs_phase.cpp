@@ -69,6 +69,10 @@ std::string describe(const VerbsSection& s, const PairResult& p) {
   return text;
 }
 
+// What a round allows beyond its measurements: setting up and closing a pair, and the results'
+// way to rank 0 (a peer that ends its part of a pair later than this rank does so within it).
+double round_closing_budget(const VerbsPlan& plan) { return 4 * plan.options.timeout_s + 60; }
+
 // How long a round may take on the busiest rank: every step of every task it drives at full
 // duration, plus the waits a failing pair may use up.
 double round_budget(const VerbsPlan& plan, int round) {
@@ -199,7 +203,11 @@ void run_rounds(const RunOptions& options, mpi::Session& session, const VerbsPla
     const auto round_start = mpi::Clock::now();
     session.set_step(what, fmt::format("round {} of {}: {}", round + 1, plan.rounds, round_pairs(plan, round)));
     const json mine = run_my_pairs(options, session, plan, round, first_tag, run.memory);
-    const auto deadline = round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000));
+    // The round's budget, but never less than the closing waits' share of it counted from the end
+    // of this rank's own pairs: an iteration-mode stream has no length known in advance (its
+    // liveness is its progress notes), and a pair that streamed past the budget has not lost a rank.
+    const auto deadline = std::max(round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000)),
+                                   mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(round_closing_budget(plan) * 1000)));
     const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline, fmt::format("{}: round {} results", what, round + 1));
     if (session.is_root()) collect_round(plan, round, gathered, run, what, section, into);
     // The results so far reach the report before a silent rank ends the run.

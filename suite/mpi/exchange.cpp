@@ -122,10 +122,14 @@ Gathered gather_to_root(Session& s, const std::string& mine, Clock::time_point d
   out.parts.resize(static_cast<size_t>(s.size()));
   out.parts[0] = mine;
   int pending = s.size() - 1;
+  // A part that has arrived counts, even when rank 0 itself comes to the gather after the deadline
+  // (its own work ran long): it looks for at least a second, the time MPI's progress needs to read
+  // what sits in its sockets. A matched message is already on its way and gets a few seconds more.
+  const auto give_up = std::max(deadline, Clock::now() + std::chrono::seconds(1));
   Backoff backoff;
-  while (pending > 0 && Clock::now() <= deadline) {
+  while (pending > 0 && Clock::now() <= give_up) {
     int from = -1;
-    auto part = receive_probed(s, MPI_ANY_SOURCE, tag, s.world(), deadline, what, &from);
+    auto part = receive_probed(s, MPI_ANY_SOURCE, tag, s.world(), std::max(give_up, Clock::now() + std::chrono::seconds(5)), what, &from);
     if (!part) {
       backoff.pause();
       continue;

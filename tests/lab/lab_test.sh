@@ -45,7 +45,15 @@ expect_healthy() {  # report
   expect "verdict pass (or warn for unrepeated dips only)" \
     '.verdict == "pass" or (.verdict == "warn" and ([.findings[] | select(.verdict == "warn" or .verdict == "fail")] | all((.measured | type) == "object" and .measured.intermittent == true)))' "$1"
 }
-finish() { [ $failures -eq 0 ] && { echo "all checks passed"; exit 0; }; echo "$failures check(s) failed"; exit 1; }
+# A failed step leaves the lab's own evidence in the log: each VM, its data NIC as the host sees it
+# (QEMU's virtio state, the tap's counters), the guests' last kernel messages and QEMU's stderr.
+finish() {
+  [ $failures -eq 0 ] && { echo "all checks passed"; exit 0; }
+  echo "$failures check(s) failed; the lab now:"
+  "$lab" status 2>&1
+  "$lab" consoles 8 2>&1
+  exit 1
+}
 # Runs `lab acceptance` into $work/NAME, checks its exit code and that a report was written, and
 # sets r to the report. Usage: accept NAME EXPECTED_EXIT_CODE [lab acceptance options...]
 accept() {

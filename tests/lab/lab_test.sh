@@ -34,16 +34,30 @@ expect() {  # description, jq filter over the report that must print true, repor
   got=$(jq -r "$2" "$3" 2>&1)
   if [ "$got" = "true" ]; then pass "$1"; else fail "$1 (jq '$2' gave: $got)"; fi
 }
-# A healthy lab's verdict: pass, or warn where every finding below pass is a dip its re-measurement
-# did not repeat (measured.intermittent; --verbs-remeasure is on by default). The lab's 4 guests
-# share the host's cores: a busy host once halved one direction of one pair for a second in CI
-# (0.052 Gb/s against a typical 0.12), and that is a true event the report must show, counted here.
-expect_healthy() {  # report
+# A dip its re-measurement did not repeat (measured.intermittent; --verbs-remeasure is on by
+# default). The lab's 4 guests share the host's cores: a busy host once halved one direction of one
+# pair for a second in CI (0.052 Gb/s against a typical 0.12), and once took node4 -> node1 to
+# 0.075 Gb/s against a typical 0.161 (0.164 measured again). A true event the report must show,
+# counted and printed here; a dip that repeats is not one.
+unrepeated_dip='(.measured | type) == "object" and .measured.intermittent == true'
+note_dips() {  # jq selection of findings, report
   local dips
-  dips=$(jq -r '[.findings[] | select((.measured | type) == "object" and .measured.intermittent == true) | .subject] | join("; ")' "$1")
+  dips=$(jq -r "[.findings[] | select(($1) and $unrepeated_dip) | .subject] | join(\"; \")" "$2")
   [ -n "$dips" ] && echo "note: dip(s) that the re-measurement did not repeat: $dips"
+}
+# A healthy lab's verdict: pass, or warn where every finding below pass is an unrepeated dip.
+expect_healthy() {  # report
+  note_dips true "$1"
   expect "verdict pass (or warn for unrepeated dips only)" \
-    '.verdict == "pass" or (.verdict == "warn" and ([.findings[] | select(.verdict == "warn" or .verdict == "fail")] | all((.measured | type) == "object" and .measured.intermittent == true)))' "$1"
+    ".verdict == \"pass\" or (.verdict == \"warn\" and ([.findings[] | select(.verdict == \"warn\" or .verdict == \"fail\")] | all($unrepeated_dip)))" "$1"
+}
+# Under a fault on node3, the pairs without node3: each finding of the rule passes or is an
+# unrepeated dip. Such a pair failing twice, or a finding missing, fails the check.
+expect_not_outliers() {  # rule id, number of findings expected for the pairs without node3, report
+  local sel=".id == \"$1\" and (.subject | contains(\"node3\") | not)"
+  note_dips "$sel" "$3"
+  expect "pairs without node3 pass $1 (or dip once only)" \
+    "[.findings[] | select($sel)] | (length == $2 and all(.verdict == \"pass\" or (.verdict == \"warn\" and $unrepeated_dip)))" "$3"
 }
 # A failed step leaves the lab's own evidence in the log: each VM, its data NIC as the host sees it
 # (QEMU's virtio state, the tap's counters), the guests' last kernel messages and QEMU's stderr.
@@ -307,14 +321,14 @@ step_verbs_faults() {
 
   accept verbs-rate 1 --fault "node3:rate:${rate_kbit}kbit" -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw
   expect "writes towards node3 are outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"-> node3/rxe0\") and endswith(\"(write_bw)\"))) | .verdict] | (length == 3 and all(. == \"fail\"))" "$r"
-  expect "pairs without node3 are not outliers" "[.findings[] | select(.id == \"verbs_pair_outlier\" and (.subject | contains(\"node3\") | not)) | .verdict] | all(. == \"pass\")" "$r"
+  expect_not_outliers verbs_pair_outlier 6 "$r"
   expect "node3 is named as the suspect endpoint" "[.findings[] | select(.id == \"verbs_suspect_endpoint\") | .subject] == [\"node3/rxe0\"]" "$r"
   expect "node3's rounds ran again (write_bw only) and the dips repeated" \
     "(.verbs.remeasured | map(select(.a == 2 or .b == 2)) | length) == 3 and ([.verbs.remeasured[].tests[].test] | unique == [\"write_bw\"]) and ([.findings[] | select(.id == \"verbs_pair_outlier\" and .verdict == \"fail\") | .measured.intermittent] | (length == 3 and all(. == false)))" "$r"
 
   accept verbs-delay 0 --fault "node3:delay:${delay_us}us" -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_lat
   expect "node3's latency pairs are outliers" "[.findings[] | select(.id == \"verbs_latency_outlier\" and (.subject | contains(\"node3\")) and .verdict == \"warn\")] | length == 3" "$r"
-  expect "pairs without node3 are not latency outliers" "[.findings[] | select(.id == \"verbs_latency_outlier\" and (.subject | contains(\"node3\") | not)) | .verdict] | (length == 3 and all(. == \"pass\"))" "$r"
+  expect_not_outliers verbs_latency_outlier 3 "$r"
   expect "node3 is named as the suspect endpoint" "[.findings[] | select(.id == \"verbs_suspect_endpoint\") | .subject] == [\"node3/rxe0\"]" "$r"
 
   # The link goes down on the host side (QMP) the moment round 1's results are printed: round 2

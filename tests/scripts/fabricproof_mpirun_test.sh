@@ -62,5 +62,35 @@ check "missing hostfile named" "$out" "$tmp/missing: cannot read the hostfile"
 out=$("$wrapper" --hostfile "$hostfiles/localhost" --ranks-per-node x 2>&1); rc=$?
 status_is "bad ranks per node exits 2" $rc 2
 
+# The watcher: a job whose report is final while mpirun stays (a frozen node's daemon) is ended
+# after --exit-grace; a job whose report is still incomplete is left to run. A stand-in for mpirun
+# writes the report (its --out) and then waits. The report gets the mtime of the watcher's marker,
+# as a report written in the clock tick of a look has (file times are jiffy-coarse): a watcher that
+# took only strictly newer reports would miss it for good.
+cat >"$tmp/fake-mpirun" <<'FAKE'
+#!/bin/bash
+out="" prev=""
+for a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done
+printf '{"verdict": "%s"}\n' "$FAKE_VERDICT" >"$out/report.json"
+touch -r "$(ls "$out"/.fabricproof-mpirun.* | head -1)" "$out/report.json"
+exec sleep "$FAKE_SECONDS"
+FAKE
+chmod +x "$tmp/fake-mpirun"
+start=$SECONDS
+out=$(FAKE_VERDICT=fail FAKE_SECONDS=300 timeout 60 "$wrapper" --hostfile "$hostfiles/localhost" --mpirun "$tmp/fake-mpirun" \
+      --exit-grace 2 -- run --out "$tmp/final" 2>&1); rc=$?
+took=$((SECONDS - start))
+check "a final report with mpirun staying: mpirun ended after the grace" "$out" "the report is final but mpirun has not exited after 2 s; ending mpirun"
+[ $rc -ne 124 ] && [ $took -le 20 ] && echo "ok   ... and the wrapper returned in $took s" ||
+  { echo "FAIL the wrapper took $took s (exit $rc) with a final report and a 2 s grace"; failures=$((failures + 1)); }
+pgrep -f "sleep 300" >/dev/null && { echo "FAIL the stand-in mpirun is still running"; failures=$((failures + 1)); pkill -f "sleep 300"; }
+ls "$tmp/final"/.fabricproof-mpirun.* >/dev/null 2>&1 && { echo "FAIL the watcher's marker was left in the report directory"; failures=$((failures + 1)); }
+start=$SECONDS
+out=$(FAKE_VERDICT=incomplete FAKE_SECONDS=6 timeout 60 "$wrapper" --hostfile "$hostfiles/localhost" --mpirun "$tmp/fake-mpirun" \
+      --exit-grace 2 -- run --out "$tmp/running" 2>&1)
+took=$((SECONDS - start))
+[[ "$out" != *"ending mpirun"* ]] && [ $took -ge 6 ] && echo "ok   an incomplete report: mpirun left to run ($took s)" ||
+  { echo "FAIL an incomplete report: mpirun ended early ($took s): $out"; failures=$((failures + 1)); }
+
 [ $failures -eq 0 ] && echo "all checks passed" || echo "$failures check(s) failed"
 exit $((failures > 0))

@@ -10,13 +10,11 @@
 #include <memory>
 #include <string_view>
 #include <thread>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
 #include "core/pattern.hpp"
 #include "probe/file_reader.hpp"
 #include "probe/sysfs_rdma.hpp"
+#include "verbs/poll_clock.hpp"
 #include "verbs/rc_endpoint.hpp"
 
 namespace fabricproof::verbs {
@@ -44,47 +42,9 @@ bool always_spin() {
 void back_off(double idle_usec) {
   if (!always_spin() && idle_usec > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
-void back_off(Clock::time_point idle_since, Clock::time_point now) {
-  back_off(std::chrono::duration<double, std::micro>(now - idle_since).count());
-}
-
-// The clock of a polling loop, read when a poll made progress and every 64 empty polls, not on
-// each: where the clocksource has no vDSO (HPET: the lab's guests) a read is a system call, and one
-// per empty poll took the CPU from Soft-RoCE, which shares the guest's vCPU with the poller.
-class PollClock {
- public:
-  Clock::time_point now() const { return now_; }
-  Clock::time_point tick(bool progress) {
-    if (progress || ++empty_polls_ == 64) now_ = Clock::now(), empty_polls_ = 0;
-    return now_;
-  }
-
- private:
-  Clock::time_point now_ = Clock::now();
-  unsigned empty_polls_ = 0;
-};
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// The latency loop's clock: the CPU's cycle counter, as perftest's get_cycles(). clock_gettime is
-// a system call where the clocksource has no vDSO (HPET: the lab's guests), and one per round trip
-// then adds its own cost to every sample. Calibrated once against the steady clock.
-#if defined(__x86_64__) || defined(__i386__)
-uint64_t cycles() { return __rdtsc(); }
-double usec_per_cycle() {
-  static const double value = [] {
-    const auto t0 = Clock::now();
-    const uint64_t c0 = cycles();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const uint64_t c1 = cycles();
-    return seconds_between(t0, Clock::now()) * 1e6 / static_cast<double>(std::max<uint64_t>(c1 - c0, 1));
-  }();
-  return value;
-}
-#else
-uint64_t cycles() { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count()); }
-double usec_per_cycle() { return 1e-3; }
-#endif
 Clock::time_point after(double seconds) { return Clock::now() + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6)); }
 
 std::string wc_error(const ibv_wc& wc) {
@@ -280,16 +240,19 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
     if (!reap(ep.send_cq(), queues, ep, completed, out.error)) break;
     const auto now = clock.tick(completed != before);
     if (completed != before) last_progress = last_completion = now;
-    else back_off(last_progress, now);
+    else back_off(clock.idle_usec());
     if (p.peer && seconds_between(last_note, now) >= progress_note_interval(p.timeout_s)) {
       p.peer->send(json_text(json{{"progress", completed}}));
       last_note = now;
     }
     const double elapsed = seconds_between(start, now);
-    if (windowed && !window.open && elapsed >= p.margin_s) window = {true, false, now, now, completed, completed};
+    if (windowed && !window.open && elapsed >= p.margin_s) {
+      const auto edge = clock.fresh();
+      window = {true, false, edge, edge, completed, completed};
+    }
     if (windowed && window.open && !window.closed && elapsed >= p.duration_s - p.margin_s) {
       window.closed = true;
-      window.until = now;
+      window.until = clock.fresh();
       window.last = completed;
     }
     if (stop && std::all_of(queues.begin(), queues.end(), [](const SendQueue& q) { return q.idle(); })) break;
@@ -338,7 +301,7 @@ class Receiver {
         return out;
       }
       const auto now = clock.tick(n != 0);
-      if (n == 0) back_off(last_progress, now);
+      if (n == 0) back_off(clock.idle_usec());
       else last_progress = now;
       for (int i = 0; i < n; ++i) {
         if (wc[i].status != IBV_WC_SUCCESS) {

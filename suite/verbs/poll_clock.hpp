@@ -1,0 +1,73 @@
+#pragma once
+// The clocks of the verbs engine's polling loops. No hardware headers: the unit tests build it.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+namespace fabricproof::verbs {
+
+using Clock = std::chrono::steady_clock;
+
+// The CPU's cycle counter, as perftest's get_cycles(): read without a system call, where
+// clock_gettime is one if the clocksource has no vDSO (HPET: the lab's guests). Calibrated once
+// against the steady clock.
+#if defined(__x86_64__) || defined(__i386__)
+inline uint64_t cycles() { return __rdtsc(); }
+inline double usec_per_cycle() {
+  static const double value = [] {
+    const auto t0 = Clock::now();
+    const uint64_t c0 = cycles();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const uint64_t c1 = cycles();
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / static_cast<double>(std::max<uint64_t>(c1 - c0, 1));
+  }();
+  return value;
+}
+#else
+inline uint64_t cycles() { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count()); }
+inline double usec_per_cycle() { return 1e-3; }
+#endif
+
+struct MachineClocks {
+  static Clock::time_point now() { return Clock::now(); }
+  static uint64_t cycles() { return verbs::cycles(); }
+  static double usec_per_cycle() { return verbs::usec_per_cycle(); }
+};
+
+// The clock of a polling loop. The steady clock is read when a poll made progress and otherwise
+// once the cycle counter says 10 ms have passed, never per empty poll: where a read is a system call
+// (and, under TCG, an HPET read is an exit to the emulator) one per 64 empty polls made the
+// stream's sender read it thousands of times a second (strace -c: 75 % of its system-call time,
+// twice perftest's system time), CPU that Soft-RoCE, on the guest's one vCPU, then lacked.
+// What uses the possibly stale now() (timeouts, progress notes, the end of a duration) can be 10 ms
+// late; the edges of a figure are read fresh (a progress tick, fresh()), and the idle time that
+// decides the back-off comes from the cycle counter, exact at every poll.
+template <class Clocks = MachineClocks>
+class BasicPollClock {
+ public:
+  BasicPollClock() : read_every_(static_cast<uint64_t>(10000 / Clocks::usec_per_cycle())) {}
+  Clock::time_point now() const { return now_; }
+  Clock::time_point tick(bool progress) {
+    ticked_at_ = Clocks::cycles();
+    if (progress) progress_at_ = ticked_at_;
+    return progress || ticked_at_ - read_at_ >= read_every_ ? fresh() : now_;
+  }
+  Clock::time_point fresh() {
+    read_at_ = Clocks::cycles();
+    return now_ = Clocks::now();
+  }
+  // Microseconds since the last progress tick (or since the clock was made), as of the last tick.
+  double idle_usec() const { return static_cast<double>(ticked_at_ - progress_at_) * Clocks::usec_per_cycle(); }
+
+ private:
+  uint64_t read_every_;
+  uint64_t read_at_ = Clocks::cycles(), ticked_at_ = read_at_, progress_at_ = read_at_;
+  Clock::time_point now_ = Clocks::now();
+};
+using PollClock = BasicPollClock<>;
+
+}  // namespace fabricproof::verbs

@@ -202,7 +202,7 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
   bool stop = false;
   PollClock clock;
   const auto start = clock.now();
-  auto last_progress = start, last_completion = start, last_note = start;
+  auto last_completion = start, last_note = start;
   struct Window {
     bool open = false, closed = false;
     Clock::time_point since{}, until{};
@@ -239,7 +239,7 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
     const uint64_t before = completed;
     if (!reap(ep.send_cq(), queues, ep, completed, out.error)) break;
     const auto now = clock.tick(completed != before);
-    if (completed != before) last_progress = last_completion = now;
+    if (completed != before) last_completion = now;
     else back_off(clock.idle_usec());
     if (p.peer && seconds_between(last_note, now) >= progress_note_interval(p.timeout_s)) {
       p.peer->send(json_text(json{{"progress", completed}}));
@@ -256,7 +256,7 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
       window.last = completed;
     }
     if (stop && std::all_of(queues.begin(), queues.end(), [](const SendQueue& q) { return q.idle(); })) break;
-    if (seconds_between(last_progress, now) > p.timeout_s) {
+    if (seconds_between(last_completion, now) > p.timeout_s) {
       out.error = fmt::format("no completion for {} s ({} messages outstanding)", p.timeout_s, posted - completed);
       break;
     }

@@ -54,7 +54,8 @@ class BasicPollClock {
   Clock::time_point tick(bool progress) {
     ticked_at_ = Clocks::cycles();
     if (progress) progress_at_ = ticked_at_;
-    return progress || ticked_at_ - read_at_ >= read_every_ ? fresh() : now_;
+    if (progress || ticked_at_ - read_at_ >= read_every_) read_at_ = ticked_at_, now_ = Clocks::now();
+    return now_;
   }
   Clock::time_point fresh() {
     read_at_ = Clocks::cycles();

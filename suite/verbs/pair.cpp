@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <string_view>
 #include <thread>
@@ -16,6 +15,7 @@
 #include "probe/sysfs_rdma.hpp"
 #include "verbs/poll_clock.hpp"
 #include "verbs/rc_endpoint.hpp"
+#include "verbs/send_queue.hpp"
 
 namespace fabricproof::verbs {
 namespace {
@@ -114,46 +114,6 @@ struct StreamParams {
 bool is_progress_note(const json& message) { return message.contains("progress"); }
 double progress_note_interval(double timeout_s) { return std::min(5.0, timeout_s / 2); }
 
-// Work requests in flight on one QP when only one in `cq_mod` is signalled (as perftest does):
-// a signalled completion retires every WR posted before it (RC completes in order).
-class SendQueue {
- public:
-  SendQueue(int depth, int cq_mod) : depth_(depth), cq_mod_(cq_mod) {}
-  bool full() const { return outstanding_ >= depth_; }
-  bool idle() const { return outstanding_ == 0; }
-  bool needs_flush() const { return unsignaled_ > 0; }
-  bool next_is_signaled() const { return unsignaled_ + 1 >= cq_mod_; }
-  void posted(bool signaled, bool is_message) {
-    ++outstanding_;
-    ++unsignaled_;
-    unsignaled_messages_ += is_message;
-    if (!signaled) return;
-    batches_.push_back({unsignaled_, unsignaled_messages_});
-    unsignaled_ = unsignaled_messages_ = 0;
-  }
-  // A signalled completion: returns the messages it retires.
-  int completed() {
-    if (batches_.empty()) return 0;
-    const Batch b = batches_.front();
-    batches_.pop_front();
-    outstanding_ -= b.wrs;
-    return b.messages;
-  }
-  int outstanding() const { return outstanding_; }
-
- private:
-  struct Batch {
-    int wrs;
-    int messages;
-  };
-  int depth_;
-  int cq_mod_;
-  std::deque<Batch> batches_;
-  int outstanding_ = 0;
-  int unsignaled_ = 0;
-  int unsignaled_messages_ = 0;
-};
-
 // Posts one send-queue work request; returns the error text, empty on success.
 std::string post_send(ibv_qp* qp, ibv_wr_opcode opcode, void* local, uint32_t length, uint32_t lkey, uint64_t remote_addr,
                       uint32_t rkey, uint32_t imm, unsigned flags) {
@@ -197,7 +157,7 @@ bool reap(ibv_cq* cq, std::vector<SendQueue>& queues, const RcEndpoint& ep, uint
 // (the ramp-up while the queue fills, and the drain), so a short run is not flattered or penalised.
 Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p) {
   Local out;
-  std::vector<SendQueue> queues(p.qps, SendQueue(p.tx_depth, std::max(1, std::min(p.tx_depth / 2, 64))));
+  std::vector<SendQueue> queues(p.qps, SendQueue(p.tx_depth, signal_interval(p.bytes, p.tx_depth)));
   uint64_t posted = 0, completed = 0;
   bool stop = false;
   PollClock clock;

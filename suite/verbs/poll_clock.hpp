@@ -38,14 +38,17 @@ struct MachineClocks {
   static double usec_per_cycle() { return verbs::usec_per_cycle(); }
 };
 
-// The clock of a polling loop. The steady clock is read when a poll made progress and otherwise
-// once the cycle counter says 10 ms have passed, never per empty poll: where a read is a system call
-// (and, under TCG, an HPET read is an exit to the emulator) one per 64 empty polls made the
-// stream's sender read it thousands of times a second (strace -c: 75 % of its system-call time,
-// twice perftest's system time), CPU that Soft-RoCE, on the guest's one vCPU, then lacked.
-// What uses the possibly stale now() (timeouts, progress notes, the end of a duration) can be 10 ms
-// late; the edges of a figure are read fresh (a progress tick, fresh()), and the idle time that
-// decides the back-off comes from the cycle counter, exact at every poll.
+// The clock of a polling loop. The steady clock is read once the cycle counter says 10 ms have
+// passed, never per empty poll and never per completion: where a read is a system call (and, under
+// TCG, an HPET read is an exit to the emulator) one per 64 empty polls made the stream's sender read
+// it thousands of times a second (strace -c: 75 % of its system-call time, twice perftest's system
+// time), CPU that Soft-RoCE, on the guest's one vCPU, then lacked; and with every WR signalled (as
+// perftest does above 8 KiB) one per completion still took 0.6 % of the sender's vCPU (perf, in
+// read_hpet). The time of a progress tick, a figure's edge, is the last steady read plus the cycles
+// since, as perftest times its completions by the cycle counter: at most 10 ms extrapolated, so a
+// calibration off by 0.1 % moves it by 10 us. What uses the possibly stale now() of an empty poll
+// (timeouts, progress notes, the end of a duration) can be 10 ms late; fresh() reads the steady
+// clock itself; the idle time that decides the back-off comes from the cycles, exact at every poll.
 template <class Clocks = MachineClocks>
 class BasicPollClock {
  public:
@@ -54,20 +57,24 @@ class BasicPollClock {
   Clock::time_point tick(bool progress) {
     ticked_at_ = Clocks::cycles();
     if (progress) progress_at_ = ticked_at_;
-    if (progress || ticked_at_ - read_at_ >= read_every_) read_at_ = ticked_at_, now_ = Clocks::now();
+    if (ticked_at_ - read_at_ >= read_every_) return fresh_at(ticked_at_);
+    if (progress)
+      now_ = read_time_ + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double, std::micro>(static_cast<double>(ticked_at_ - read_at_) * Clocks::usec_per_cycle()));
     return now_;
   }
-  Clock::time_point fresh() {
-    read_at_ = Clocks::cycles();
-    return now_ = Clocks::now();
-  }
+  Clock::time_point fresh() { return fresh_at(Clocks::cycles()); }
   // Microseconds since the last progress tick (or since the clock was made), as of the last tick.
   double idle_usec() const { return static_cast<double>(ticked_at_ - progress_at_) * Clocks::usec_per_cycle(); }
 
  private:
+  Clock::time_point fresh_at(uint64_t cycle) {
+    read_at_ = cycle;
+    return now_ = read_time_ = Clocks::now();
+  }
   uint64_t read_every_;
   uint64_t read_at_ = Clocks::cycles(), ticked_at_ = read_at_, progress_at_ = read_at_;
-  Clock::time_point now_ = Clocks::now();
+  Clock::time_point read_time_ = Clocks::now(), now_ = read_time_;
 };
 using PollClock = BasicPollClock<>;
 

@@ -46,13 +46,21 @@ TEST_F(PollClockTest, EmptyPollsDoNotReadTheSteadyClock) {
   EXPECT_EQ(TestClocks::reads, made + 1);
 }
 
-TEST_F(PollClockTest, ProgressAndFreshReadTheClockNow) {
+TEST_F(PollClockTest, ProgressIsTimedByTheCyclesSinceTheLastReadAndFreshReadsTheClock) {
   TestPollClock clock;
-  advance(std::chrono::microseconds(300));
-  EXPECT_EQ(clock.tick(true), TestClocks::time) << "the time of a completion is a figure's edge: never stale";
+  const int made = TestClocks::reads;
+  for (int i = 0; i < 9; ++i) {  // a completion every ms, as a stream with every WR signalled
+    advance(std::chrono::microseconds(1000));
+    EXPECT_EQ(clock.tick(true), TestClocks::time) << "the time of a completion is a figure's edge: never stale";
+  }
+  EXPECT_EQ(TestClocks::reads, made) << "a read per completion: 9 here";
+  advance(std::chrono::microseconds(1000));  // 10 ms since the last read: this tick reads it
+  EXPECT_EQ(clock.tick(true), TestClocks::time);
+  EXPECT_EQ(TestClocks::reads, made + 1);
   advance(std::chrono::microseconds(5));
   EXPECT_EQ(clock.fresh(), TestClocks::time);
   EXPECT_EQ(clock.now(), TestClocks::time);
+  EXPECT_EQ(TestClocks::reads, made + 2);
 }
 
 TEST_F(PollClockTest, IdleTimeComesFromTheCyclesAtEveryPoll) {

@@ -58,9 +58,7 @@ class BasicPollClock {
     ticked_at_ = Clocks::cycles();
     if (progress) progress_at_ = ticked_at_;
     if (ticked_at_ - read_at_ >= read_every_) return fresh_at(ticked_at_);
-    if (progress)
-      now_ = read_time_ + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double, std::micro>(static_cast<double>(ticked_at_ - read_at_) * Clocks::usec_per_cycle()));
+    if (progress) now_ = read_time_ + cycles_as_duration(ticked_at_ - read_at_);
     return now_;
   }
   Clock::time_point fresh() { return fresh_at(Clocks::cycles()); }
@@ -68,6 +66,10 @@ class BasicPollClock {
   double idle_usec() const { return static_cast<double>(ticked_at_ - progress_at_) * Clocks::usec_per_cycle(); }
 
  private:
+  static Clock::duration cycles_as_duration(uint64_t cycles) {
+    return std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double, std::micro>(static_cast<double>(cycles) * Clocks::usec_per_cycle()));
+  }
   Clock::time_point fresh_at(uint64_t cycle) {
     read_at_ = cycle;
     return now_ = read_time_ = Clocks::now();

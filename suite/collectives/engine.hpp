@@ -27,6 +27,8 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual std::string name() const = 0;
+  // How run() times its calls, for the report (the small sizes' figures depend on it).
+  virtual std::string timing() const = 0;
   virtual bool supports_in_place(CollOp op) const = 0;
   // Writes this rank's input pattern (core/collective_pattern.hpp) and clears the output.
   virtual std::string fill(const CollCall& call) = 0;

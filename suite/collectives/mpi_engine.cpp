@@ -44,6 +44,7 @@ class MpiEngine : public Engine {
   }
 
   std::string name() const override { return "mpi"; }
+  std::string timing() const override { return "MPI_Wtime over the calls, each a non-blocking MPI call polled to completion"; }
   // MPI_IN_PLACE reads the input where NCCL's in-place form does for these three (the result of
   // reduce_scatter lands at the start of the buffer, not at rank x chunk); MPI_Bcast is always in place.
   bool supports_in_place(CollOp op) const override {

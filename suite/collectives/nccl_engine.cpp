@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <type_traits>
 #include <thread>
@@ -47,25 +48,28 @@ using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
 using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroy>;
 
-// The communicator, non-blocking: every call returns at once and is settled against a deadline.
-// Its owner ends it cleanly (finalize, then destroy) or, when it is not quiescent (a failed or
-// unfinished finalize, a peer gone), aborts it, as nccl-tests' testStreamSynchronize does.
+// The communicator. It is created non-blocking, so that a rank that never joins is an error at a
+// deadline, not a hang. But from NCCL 2.23 every call on a non-blocking communicator ends in a
+// group launch on a thread of its own (group.cc: ncclGroupEndInternal, a pthread_create per call):
+// a host cost per call (~60 us on a 2-core VM) that nccl-tests, on a blocking communicator, does
+// not pay, and at small sizes it would be most of the time measured. So the calls run on a child
+// split off it with blocking = 1 (ncclCommSplit, NCCL >= 2.18; the split itself is non-blocking
+// and settled against the deadline), timed as nccl-tests times them. An enqueue on it that never
+// returns is ended by the session's watchdog (the job ends, and its report says so, as for any
+// lost rank); the wait for completion keeps its own deadline. Without ncclCommSplit the calls stay
+// on the non-blocking communicator, and the report says so. The owner ends the communicator
+// cleanly (finalize, then destroy) or, when it is not quiescent (a failed or unfinished finalize,
+// a peer gone), aborts it, as nccl-tests' testStreamSynchronize does.
 class Communicator {
  public:
-  Communicator(const NcclLibrary* nccl, std::chrono::duration<double> timeout) : nccl_(nccl), timeout_(timeout) {}
+  Communicator(const NcclLibrary* nccl, mpi::Session& session, std::chrono::duration<double> timeout)
+      : nccl_(nccl), session_(session), timeout_(timeout) {}
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
-  ~Communicator() {
-    if (!comm_) return;
-    const ncclResult_t r = nccl_->CommFinalize(comm_);
-    if (r == ncclSuccess || (r == ncclInProgress && settle("ncclCommFinalize").empty()))
-      nccl_->CommDestroy(comm_);
-    else
-      nccl_->CommAbort(comm_);
-  }
+  ~Communicator() { end(); }
 
   ncclComm_t get() const { return comm_; }
-  explicit operator bool() const { return comm_ != nullptr; }
+  bool blocking() const { return blocking_; }
 
   std::string init(int ranks, const ncclUniqueId& id, int rank) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -78,9 +82,28 @@ class Communicator {
     return settle("ncclCommInitRankConfig");
   }
 
+  // Every rank of the group calls it with the same `split` (agreed: the split is collective).
+  // Replaces the communicator with its blocking child, then ends the parent.
+  std::string split_blocking(int rank) {
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 1;
+    ncclComm_t child = nullptr;
+    const ncclResult_t r = nccl_->CommSplit(comm_, 0, rank, &child, &config);
+    if (r != ncclSuccess && r != ncclInProgress) return fmt::format("ncclCommSplit: {} ({})", nccl_->GetErrorString(r), nccl_->GetLastError(comm_));
+    // The parent's state is the split's (its group job); the child is written when it completes.
+    if (auto e = settle("ncclCommSplit"); !e.empty()) return e;
+    if (!child) return "ncclCommSplit: no communicator";
+    end();
+    comm_ = child;
+    blocking_ = true;
+    return "";
+  }
+
   // Abort (which also frees it): after an error or a lost peer, nothing more is called on it.
   void abort() {
-    if (comm_) nccl_->CommAbort(comm_);
+    if (!comm_) return;
+    mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count()), "ncclCommAbort");
+    nccl_->CommAbort(comm_);
     comm_ = nullptr;
   }
 
@@ -102,21 +125,42 @@ class Communicator {
   }
 
  private:
+  // Finalize and destroy, or abort when the finalize fails or does not settle. A blocking
+  // finalize that never returns (a peer gone since the last call) is the watchdog's.
+  void end() {
+    if (!comm_) return;
+    ncclResult_t r;
+    {
+      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), "ncclCommFinalize");
+      r = nccl_->CommFinalize(comm_);
+    }
+    if (r == ncclSuccess || (r == ncclInProgress && settle("ncclCommFinalize").empty())) {
+      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), "ncclCommDestroy");
+      nccl_->CommDestroy(comm_);
+      comm_ = nullptr;
+    } else {
+      abort();
+    }
+  }
+
   const NcclLibrary* nccl_;
+  mpi::Session& session_;
   std::chrono::duration<double> timeout_;
   ncclComm_t comm_ = nullptr;
+  bool blocking_ = false;
 };
 
 class NcclEngine : public Engine {
  public:
   NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s)
-      : nccl_(nccl_library(&nccl_missing_)), timeout_(std::chrono::duration<double>(timeout_s)), comm_(nccl_, timeout_) {
+      : session_(session), nccl_(nccl_library(&nccl_missing_)), timeout_(std::chrono::duration<double>(timeout_s)), comm_(nccl_, session, timeout_) {
     rank_ = mpi::rank_in(group);
     ranks_ = mpi::size_of(group);
     error_ = setup(session, group, device, max_bytes);
   }
 
   std::string name() const override { return "nccl"; }
+  std::string timing() const override { return timing_; }
   bool supports_in_place(CollOp op) const override { return coll_in_place_offset(op, 0, 1) >= 0; }
 
   // Only the root writes a broadcast's input: a non-root rank's buffer stays zero until the call
@@ -131,15 +175,18 @@ class NcclEngine : public Engine {
   std::string run(const CollCall& c, int calls, double* seconds) override {
     if (!error_.empty()) return error_;
     if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(start_.get(), stream_.get())); !e.empty()) return e;
-    // All calls enqueued back to back between one event pair, as nccl-tests times them. On a
-    // non-blocking communicator each call may return ncclInProgress (from NCCL 2.23, every one
-    // does): it is settled with a busy poll, not a sleep, so that the enqueue cost stays NCCL's own.
-    for (int i = 0; i < calls; ++i) {
-      const ncclResult_t r = enqueue(c);
-      if (r == ncclInProgress) {
-        if (auto e = comm_.settle("enqueue", Communicator::Settle::busy); !e.empty()) return fail(e);
-      } else if (r != ncclSuccess) {
-        return fail(fmt::format("{}: {} ({})", to_string(c.op), nccl_->GetErrorString(r), nccl_->GetLastError(comm_.get())));
+    // All calls enqueued back to back between one event pair, as nccl-tests times them. A call on
+    // a non-blocking communicator (no ncclCommSplit, or NCCL_COMM_BLOCKING=0 in the environment)
+    // may return ncclInProgress: it is settled with a busy poll, not a sleep.
+    {
+      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count()), fmt::format("NCCL {} enqueue", to_string(c.op)));
+      for (int i = 0; i < calls; ++i) {
+        const ncclResult_t r = enqueue(c);
+        if (r == ncclInProgress) {
+          if (auto e = comm_.settle("enqueue", Communicator::Settle::busy); !e.empty()) return fail(e);
+        } else if (r != ncclSuccess) {
+          return fail(fmt::format("{}: {} ({})", to_string(c.op), nccl_->GetErrorString(r), nccl_->GetLastError(comm_.get())));
+        }
       }
     }
     if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(stop_.get(), stream_.get())); !e.empty()) return e;
@@ -191,7 +238,22 @@ class NcclEngine : public Engine {
     const auto deadline = mpi::deadline_in(timeout_.count());
     mpi::broadcast_bytes(session, group, &id, sizeof(id), 0, deadline, "the NCCL unique id");
     if (auto agreed = mpi::agree_on_error(session, group, mine, deadline); !agreed.empty()) return agreed;
-    if (auto e = comm_.init(ranks_, id, rank_); !e.empty()) return fail(e);
+    // The init's result is agreed too: the split that follows is collective, and so is the check
+    // that every rank can make it (a node with an older NCCL keeps all on the parent).
+    const std::string init_error = comm_.init(ranks_, id, rank_);
+    const auto after_init = mpi::deadline_in(timeout_.count());
+    if (auto agreed = mpi::agree_on_error(session, group, init_error, after_init); !agreed.empty()) return fail(agreed);
+    const uint64_t can_split = nccl_->CommSplit != nullptr;
+    if (mpi::allreduce(session, group, can_split, MPI_MIN, after_init, "whether every rank has ncclCommSplit") == 1)
+      if (auto e = comm_.split_blocking(rank_); !e.empty()) return fail(e);
+    // NCCL_COMM_BLOCKING in the environment overrides the config of every communicator.
+    const char* env = std::getenv("NCCL_COMM_BLOCKING");
+    const bool forced = env && std::string(env) == "0";
+    timing_ = comm_.blocking() && !forced
+                  ? "one CUDA event pair over the calls, enqueued on a blocking communicator (as nccl-tests)"
+                  : fmt::format("one CUDA event pair over the calls, enqueued on a non-blocking communicator ({}): NCCL >= 2.23 starts a "
+                                "thread per call, which small sizes' times include",
+                                forced ? "NCCL_COMM_BLOCKING=0 in the environment" : "a rank's NCCL lacks ncclCommSplit, NCCL < 2.18");
     return "";
   }
 
@@ -256,6 +318,7 @@ class NcclEngine : public Engine {
   }
 
   std::string nccl_missing_;  // before nccl_: it is filled by nccl_'s initialiser
+  mpi::Session& session_;
   const NcclLibrary* nccl_;
   std::chrono::duration<double> timeout_;
   int rank_ = 0;
@@ -268,6 +331,7 @@ class NcclEngine : public Engine {
   Event stop_;
   Communicator comm_;
   std::string error_;
+  std::string timing_;
 };
 
 }  // namespace

@@ -63,6 +63,7 @@ Loaded load() {
          resolve(handle, "ncclSend", &n.Send, &l.why) && resolve(handle, "ncclRecv", &n.Recv, &l.why) &&
          resolve(handle, "ncclGroupStart", &n.GroupStart, &l.why) && resolve(handle, "ncclGroupEnd", &n.GroupEnd, &l.why);
   if (!l.ok) l.why = fmt::format("{} ({})", l.why, n.path);
+  n.CommSplit = reinterpret_cast<decltype(n.CommSplit)>(dlsym(handle, "ncclCommSplit"));
   return l;  // the handle stays open for the life of the process
 }
 

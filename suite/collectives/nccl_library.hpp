@@ -26,6 +26,7 @@ struct NcclLibrary {
   decltype(&ncclRecv) Recv;
   decltype(&ncclGroupStart) GroupStart;
   decltype(&ncclGroupEnd) GroupEnd;
+  decltype(&ncclCommSplit) CommSplit;  // optional (NCCL >= 2.18): nullptr when the library lacks it
   std::string path;  // the file that was opened
 };
 

@@ -40,6 +40,7 @@ void run_sweep(mpi::Session& session, Engine& engine, MPI_Comm group, const Swee
                const std::function<void(const CollRow&)>& row_done) {
   const int rank = mpi::rank_in(group), ranks = mpi::size_of(group);
   result.engine = engine.name();
+  result.timing = engine.timing();
   result.op = std::string(to_string(plan.op));
   result.time_stat = plan.time_stat;
   result.ranks = ranks;

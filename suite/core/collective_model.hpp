@@ -102,6 +102,7 @@ struct CollResult {
   std::vector<CollRow> rows;
   double peak_busbw_GBps = 0;
   std::string time_stat = "max";  // how the rows' times combine the ranks: "avg" or "max" (reports before it: max)
+  std::string timing;             // how the engine timed its calls (Engine::timing)
 };
 
 // Timing of one form of a call that took `seconds_per_call` (the ranks' average or the slowest).
@@ -164,7 +165,7 @@ struct CollectivesSection {
 FABRICPROOF_JSON(SweepOptions, engine, ops, dtype, redop, min_bytes, max_bytes, factor, iters, warmup, in_place, ring, timeout_s, time_stat)
 FABRICPROOF_JSON(CollTiming, time_us, algbw_GBps, busbw_GBps, wrong)
 FABRICPROOF_JSON(CollRow, bytes, count, dtype, redop, out_of_place, in_place)
-FABRICPROOF_JSON(CollResult, engine, op, nodes, ranks, hosts, status, reason, rows, peak_busbw_GBps, time_stat)
+FABRICPROOF_JSON(CollResult, engine, op, nodes, ranks, hosts, status, reason, rows, peak_busbw_GBps, time_stat, timing)
 FABRICPROOF_JSON(CollGroup, nodes, hosts, ranks)
 FABRICPROOF_JSON(SweepClip, requested_max_bytes, max_bytes, reason)
 FABRICPROOF_JSON(ScalingGroup, nodes, ranks, busbw_GBps, peak_busbw_GBps, vs_one_node, nic_ceiling_GBps)

@@ -55,6 +55,7 @@ void collectives_tables(std::string& md, const CollectivesSection& c) {
   if (!c.results.empty())
     md += fmt::format("Time per call: {} (`--time-stat`; nccl-tests averages the ranks by default).\n\n",
                       c.results[0].time_stat == "max" ? "the slowest rank's" : "the average of the ranks");
+  if (!c.results.empty() && !c.results[0].timing.empty()) md += fmt::format("Timed by {}.\n\n", cell(c.results[0].timing));
   md += "| engine | op | bytes | nodes: busbw (GB/s), x of 1 node |\n|---|---|---|---|\n";
   for (const auto& s : c.scaling) {
     std::vector<std::string> groups;

@@ -321,7 +321,7 @@ TEST(Report, RealLabReportRoundTripsUnchanged) {
   // rows of older reports are the slowest rank's: "max"), the verbs traffic class, window and
   // re-measurements (none: older runs did not re-measure).
   const std::vector<std::string> newer = {"/qos/dcb", "/default_route_interface", "/interfaces", "/launch_node_address", "/launch_route_interface",
-                                           "/qos/default_roce_mode", "/qos/default_roce_tos", "/qos/rdma_cm_unread", "/time_stat",
+                                           "/qos/default_roce_mode", "/qos/default_roce_tos", "/qos/rdma_cm_unread", "/time_stat", "/timing",
                                            "/nccl_logs_missing", "/options/margin_s", "/options/traffic_class", "/options/traffic_class_source", "/options/remeasure", "/remeasured", "/triage", "/subnet_managers", "/subnet_managers_unread"};
   for (const auto& d : differences) {
     const auto path = d.at("path").get<std::string>();

@@ -295,6 +295,16 @@ TEST(Markdown, HasTheSameSectionsAsTheHtml) {
   EXPECT_NE(md.find("NET/Socket/0 ! |"), std::string::npos);
 }
 
+// How a sweep was timed decides what its small sizes mean (the NCCL engine's blocking child or a
+// thread per call): said under the sweeps' heading when the engine recorded it, and not otherwise.
+TEST(Markdown, SaysHowTheSweepsWereTimed) {
+  auto r = visual_report();
+  EXPECT_EQ(render_markdown(r).find("Timed by"), std::string::npos) << "no timing recorded (an older report): nothing claimed";
+  r.collectives->results[0].timing = "one CUDA event pair over the calls, enqueued on a blocking communicator (as nccl-tests)";
+  EXPECT_NE(render_markdown(r).find("Timed by one CUDA event pair over the calls, enqueued on a blocking communicator (as nccl-tests)."),
+            std::string::npos);
+}
+
 std::string read_fixture(const std::string& relative) {
   std::ifstream in(test::fixture(relative), std::ios::binary);
   std::stringstream text;

@@ -9,19 +9,25 @@
 
 namespace fabricproof::collectives {
 
-TEST(NcclLibrary, OpensTheBuildsNcclAndResolvesEveryFunction) {
-  if (const char* chosen = std::getenv("FABRICPROOF_NCCL_LIBRARY")) GTEST_SKIP() << "FABRICPROOF_NCCL_LIBRARY=" << chosen << " chooses another";
+// The build's NCCL, or the one FABRICPROOF_NCCL_LIBRARY chooses (scripts/gpu-check: the GPU
+// machine's own) and nothing else.
+TEST(NcclLibrary, OpensTheBuildsOrTheChosenNcclAndResolvesEveryFunction) {
   std::string why;
   const NcclLibrary* nccl = nccl_library(&why);
   ASSERT_NE(nccl, nullptr) << why;
   EXPECT_TRUE(why.empty()) << why;
   EXPECT_FALSE(nccl->path.empty());
+  if (const char* chosen = std::getenv("FABRICPROOF_NCCL_LIBRARY"); chosen && *chosen) {
+    EXPECT_EQ(nccl->path, chosen);
+  }
   int code = 0;
   ASSERT_EQ(nccl->GetVersion(&code), ncclSuccess);
   EXPECT_GE(code, 21400) << "the suite needs NCCL >= 2.14";
   // Optional, but present from 2.18: the NCCL engine times its calls on a blocking child split off
   // its non-blocking communicator, and without it reports the per-call thread NCCL then starts.
-  if (code >= 21800) EXPECT_NE(nccl->CommSplit, nullptr) << "NCCL " << code << " has ncclCommSplit";
+  if (code >= 21800) {
+    EXPECT_NE(nccl->CommSplit, nullptr) << "NCCL " << code << " has ncclCommSplit";
+  }
   EXPECT_STREQ(nccl->GetErrorString(ncclInvalidArgument), "invalid argument (run with NCCL_DEBUG=WARN for details)");
   EXPECT_TRUE(std::regex_match(nccl_version(), std::regex(R"(2\.\d+\.\d+)"))) << nccl_version();
 }
@@ -29,6 +35,9 @@ TEST(NcclLibrary, OpensTheBuildsNcclAndResolvesEveryFunction) {
 // A library that does not open: null, and the reason names the file. In a child process, as the
 // library is loaded once per process.
 TEST(NcclLibrary, ALibraryThatDoesNotOpenIsNamedAndTheVersionIsEmpty) {
+  // "threadsafe": the child re-runs the binary, so the library another test of this process has
+  // loaded is not loaded there (run as one binary, as scripts/gpu-check does, not only by ctest).
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         setenv("FABRICPROOF_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);

@@ -51,7 +51,7 @@ using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroy>;
 // The communicator. It is created non-blocking, so that a rank that never joins is an error at a
 // deadline, not a hang. But from NCCL 2.23 every call on a non-blocking communicator ends in a
 // group launch on a thread of its own (group.cc: ncclGroupEndInternal, a pthread_create per call):
-// a host cost per call (~60 us on a 2-core VM) that nccl-tests, on a blocking communicator, does
+// a host cost per call (30-60 us on a 2-core VM) that nccl-tests, on a blocking communicator, does
 // not pay, and at small sizes it would be most of the time measured. So the calls run on a child
 // split off it with blocking = 1 (ncclCommSplit, NCCL >= 2.18; the split itself is non-blocking
 // and settled against the deadline), timed as nccl-tests times them. An enqueue on it that never

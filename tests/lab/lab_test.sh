@@ -20,10 +20,11 @@ failures=0
 # (seen twice while another node's ssh ate the CPU); 32 in flight keeps it out of that corner.
 # One pair at a time (isolated; lab acceptance's default): in concurrent rounds the 4 one-vCPU
 # guests time-slice on 2 cores, and healthy pairs then spread 11x in latency and 5x in bandwidth.
-verbs_args=(--verbs-mode isolated --verbs-duration 2 --verbs-lat-iterations 200 --verbs-tx-depth 32)
-# The collective sweeps (MPI over the management network) stay small: correctness and the 1 -> 2 ->
-# 4 node structure are what the lab shows; the fault steps leave them out.
-coll_args=(--collective-engine mpi --max-bytes 256K --iters 3 --warmup 1)
+verbs_base=(--verbs-mode isolated --verbs-duration 2 --verbs-tx-depth 32)
+verbs_args=("${verbs_base[@]}" --verbs-lat-iterations 200)
+# The collective sweeps (MPI over the management network) stay small, one timed call a size:
+# correctness and the 1 -> 2 -> 4 node structure are what the lab shows; the fault steps leave them out.
+coll_args=(--collective-engine mpi --max-bytes 256K --iters 1 --warmup 0)
 fault_phases=(--phases inventory,verbs)
 
 skip() { echo "SKIPPED: $*"; exit 77; }
@@ -195,7 +196,7 @@ step_slurm() {
   local start=$SECONDS
   "$lab" slurm-up || { fail "lab slurm-up"; finish; }
   pass "lab slurm-up: slurmctld on node1, slurmd on $nodes nodes, all idle ($((SECONDS - start)) s)"
-  accept slurm 0 --launcher srun -- --phases inventory,verbs --expect-nodes "$nodes" --verbs-tests write_bw,write_lat "${verbs_args[@]}"
+  accept slurm 0 --launcher srun -- --phases inventory,verbs --expect-nodes "$nodes" --verbs-tests write_bw "${verbs_args[@]}"
   expect "launched by srun with PMIx" '.launcher.kind == "srun" and .launcher.wireup == "pmix"' "$r"
   expect "the report names the Slurm job, its $nodes nodes and tasks" \
     "(.launcher.slurm.job_id | length > 0) and .launcher.slurm.nodelist == \"node[1-$nodes]\" and .launcher.tasks == $nodes" "$r"
@@ -212,8 +213,11 @@ step_slurm() {
 # 3b. The collective sweeps across the VMs: 1 -> 2 -> 4 node scaling with the MPI engine, every
 #     result element verified, busbw = algbw x the allreduce factor of each group.
 step_collectives() {
+  # One timed call a size and form, no warm-up: what this step checks is the structure, every
+  # element and the busbw arithmetic, not the TCG VMs' figures; each call across 4 VMs is
+  # latency-bound (this step took 4.4x its time under the 3x CPU emulation, with --iters 5).
   accept collectives 0 -- --phases collectives --collective-engine mpi --collective-ops allreduce,allgather,reduce_scatter \
-    --max-bytes 256K --iters 5 --warmup 1
+    --max-bytes 256K --iters 1 --warmup 0
   expect "one group per node count: 1, 2, $nodes" "[.collectives.groups[].nodes] == [1, 2, $nodes]" "$r"
   expect "each group holds its nodes' ranks" "[.collectives.groups[] | (.ranks | length) == .nodes] | all" "$r"
   expect "three ops on each group" "[.collectives.results[] | \"\\(.op)@\\(.nodes)\"] | sort == ([\"allreduce\", \"allgather\", \"reduce_scatter\"] | map(. as \$o | [1, 2, $nodes] | map(\"\\(\$o)@\\(.)\")) | flatten | sort)" "$r"
@@ -326,7 +330,11 @@ step_verbs_faults() {
   expect "node3's rounds ran again (write_bw only) and the dips repeated" \
     "(.verbs.remeasured | map(select(.a == 2 or .b == 2)) | length) == 3 and ([.verbs.remeasured[].tests[].test] | unique == [\"write_bw\"]) and ([.findings[] | select(.id == \"verbs_pair_outlier\" and .verdict == \"fail\") | .measured.intermittent] | (length == 3 and all(. == false)))" "$r"
 
-  accept verbs-delay 0 --fault "node3:delay:${delay_us}us" -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_lat
+  # 50 round trips, not 200: a delayed pair's ping-pong takes iterations x (round trip + delay),
+  # and on a slow machine the typical latency the delay is sized from is itself long (10-15 ms
+  # under the 3x CPU emulation, whose throttling stalls each round trip): 200 made this run 7.5
+  # minutes there (six delayed pairs with the re-measurements). The median of 50 shows 10x as well.
+  accept verbs-delay 0 --fault "node3:delay:${delay_us}us" -- "${fault_phases[@]}" "${verbs_base[@]}" --verbs-lat-iterations 50 --verbs-tests write_lat
   expect "node3's latency pairs are outliers" "[.findings[] | select(.id == \"verbs_latency_outlier\" and (.subject | contains(\"node3\")) and .verdict == \"warn\")] | length == 3" "$r"
   expect_not_outliers verbs_latency_outlier 3 "$r"
   expect "node3 is named as the suspect endpoint" "[.findings[] | select(.id == \"verbs_suspect_endpoint\") | .subject] == [\"node3/rxe0\"]" "$r"

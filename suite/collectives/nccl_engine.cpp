@@ -82,8 +82,8 @@ class Communicator {
     return settle("ncclCommInitRankConfig");
   }
 
-  // Every rank of the group calls it with the same `split` (agreed: the split is collective).
-  // Replaces the communicator with its blocking child, then ends the parent.
+  // Every rank of the group calls it, or none (the split is collective). Replaces the
+  // communicator with its blocking child, then ends the parent.
   std::string split_blocking(int rank) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 1;

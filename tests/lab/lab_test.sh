@@ -67,6 +67,13 @@ finish() {
   echo "$failures check(s) failed; the lab now:"
   "$lab" status 2>&1
   "$lab" consoles 8 2>&1
+  # Soft-RoCE's own counters, those not 0: a transport error (a PSN sequence error, a retransmission,
+  # a request the responder refused as invalid) shows there and not on the consoles.
+  local i
+  for i in $(seq 1 "$nodes"); do
+    echo "--- node$i rxe0 counters not 0: $(timeout 30 "$lab" exec "node$i" -- sh -c \
+      'cd /sys/class/infiniband/rxe0/ports/1/hw_counters 2>/dev/null && grep -H . * | grep -v ":0$"' 2>&1 | tr '\n' ' ')"
+  done
   exit 1
 }
 # Runs `lab acceptance` into $work/NAME, checks its exit code and that a report was written, and

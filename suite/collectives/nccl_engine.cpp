@@ -74,7 +74,11 @@ class Communicator {
   std::string init(int ranks, const ncclUniqueId& id, int rank) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    const ncclResult_t r = nccl_->CommInitRankConfig(&comm_, ranks, id, rank, &config);
+    ncclResult_t r;
+    {  // returns at once, unless NCCL_COMM_BLOCKING=1 in the environment makes it blocking
+      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), "ncclCommInitRankConfig");
+      r = nccl_->CommInitRankConfig(&comm_, ranks, id, rank, &config);
+    }
     if (r != ncclSuccess && r != ncclInProgress) {
       comm_ = nullptr;
       return fmt::format("ncclCommInitRankConfig: {}", nccl_->GetErrorString(r));
@@ -88,7 +92,11 @@ class Communicator {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 1;
     ncclComm_t child = nullptr;
-    const ncclResult_t r = nccl_->CommSplit(comm_, 0, rank, &child, &config);
+    ncclResult_t r;
+    {  // as the init
+      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), "ncclCommSplit");
+      r = nccl_->CommSplit(comm_, 0, rank, &child, &config);
+    }
     if (r != ncclSuccess && r != ncclInProgress) return fmt::format("ncclCommSplit: {} ({})", nccl_->GetErrorString(r), nccl_->GetLastError(comm_));
     // The parent's state is the split's (its group job); the child is written when it completes.
     if (auto e = settle("ncclCommSplit"); !e.empty()) return e;

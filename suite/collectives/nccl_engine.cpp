@@ -74,11 +74,7 @@ class Communicator {
   std::string init(int ranks, const ncclUniqueId& id, int rank) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    ncclResult_t r;
-    {  // returns at once, unless NCCL_COMM_BLOCKING=1 in the environment makes it blocking
-      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), "ncclCommInitRankConfig");
-      r = nccl_->CommInitRankConfig(&comm_, ranks, id, rank, &config);
-    }
+    const ncclResult_t r = watched("ncclCommInitRankConfig", [&] { return nccl_->CommInitRankConfig(&comm_, ranks, id, rank, &config); });
     if (r != ncclSuccess && r != ncclInProgress) {
       comm_ = nullptr;
       return fmt::format("ncclCommInitRankConfig: {}", nccl_->GetErrorString(r));
@@ -92,11 +88,7 @@ class Communicator {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 1;
     ncclComm_t child = nullptr;
-    ncclResult_t r;
-    {  // as the init
-      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), "ncclCommSplit");
-      r = nccl_->CommSplit(comm_, 0, rank, &child, &config);
-    }
+    const ncclResult_t r = watched("ncclCommSplit", [&] { return nccl_->CommSplit(comm_, 0, rank, &child, &config); });
     if (r != ncclSuccess && r != ncclInProgress) return fmt::format("ncclCommSplit: {} ({})", nccl_->GetErrorString(r), nccl_->GetLastError(comm_));
     // The parent's state is the split's (its group job); the child is written when it completes.
     if (auto e = settle("ncclCommSplit"); !e.empty()) return e;
@@ -110,8 +102,7 @@ class Communicator {
   // Abort (which also frees it): after an error or a lost peer, nothing more is called on it.
   void abort() {
     if (!comm_) return;
-    mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count()), "ncclCommAbort");
-    nccl_->CommAbort(comm_);
+    watched("ncclCommAbort", [&] { return nccl_->CommAbort(comm_); });
     comm_ = nullptr;
   }
 
@@ -133,18 +124,21 @@ class Communicator {
   }
 
  private:
+  // A call that can block (any on the blocking child; on the parent, when NCCL_COMM_BLOCKING=1 is
+  // set), under the session's watchdog: one that never returns ends the job.
+  template <typename Call>
+  ncclResult_t watched(const char* what, Call call) const {
+    mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), what);
+    return call();
+  }
+
   // Finalize and destroy, or abort when the finalize fails or does not settle. A blocking
   // finalize that never returns (a peer gone since the last call) is the watchdog's.
   void end() {
     if (!comm_) return;
-    ncclResult_t r;
-    {
-      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), "ncclCommFinalize");
-      r = nccl_->CommFinalize(comm_);
-    }
+    const ncclResult_t r = watched("ncclCommFinalize", [&] { return nccl_->CommFinalize(comm_); });
     if (r == ncclSuccess || (r == ncclInProgress && settle("ncclCommFinalize").empty())) {
-      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), "ncclCommDestroy");
-      nccl_->CommDestroy(comm_);
+      watched("ncclCommDestroy", [&] { return nccl_->CommDestroy(comm_); });
       comm_ = nullptr;
     } else {
       abort();

@@ -423,12 +423,13 @@ step_lost_nodes() {
   finish
 }
 
-# 5. lab down leaves no qemu process, tap or namespace; running it twice is safe.
+# 5. lab down leaves no qemu process, ssh master, tap or namespace; running it twice is safe.
 step_down() {
   "$lab" down && pass "lab down" || fail "lab down failed"
   "$lab" down && pass "lab down again is safe" || fail "second lab down failed"
   pgrep -f "fabricproof-lab-node" >/dev/null && fail "qemu processes left: $(pgrep -af fabricproof-lab-node)" || pass "no qemu process left"
   ip netns list | grep -qw "${FABRICPROOF_LAB_NETNS:-fplab}" && fail "namespace left" || pass "no namespace left"
+  pgrep -f "ControlPath=/run/${FABRICPROOF_LAB_NETNS:-fplab}-mux-" >/dev/null && fail "ssh masters left: $(pgrep -af "ControlPath=/run/${FABRICPROOF_LAB_NETNS:-fplab}-mux-")" || pass "no ssh master left"
   ip -o link show | grep -Eq ': (mgmt|data)[0-9]+[:@]' && fail "taps left: $(ip -o link show | grep -E ': (mgmt|data)[0-9]+')" || pass "no tap left"
   finish
 }

@@ -1,9 +1,13 @@
-// The deadline helpers of suite/mpi under a real mpirun with 3 ranks (ctest runs it with
-// mpiexec -np 3). Every rank runs every test in the same order: the tests are collective.
+// The deadline helpers of suite/mpi, and the MPI collective engine's buffers, under a real mpirun
+// with 3 ranks (ctest runs it with mpiexec -np 3). Every rank runs every test in the same order:
+// the tests are collective.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <thread>
 
+#include "collectives/engine.hpp"
 #include "mpi/exchange.hpp"
 
 namespace fabricproof::mpi {
@@ -175,6 +179,35 @@ TEST(Exchange, ClockOffsetsOfRanksOnOneHostAreSmall) {
   if (!s.is_root()) return;
   ASSERT_EQ(offsets.size(), 3u);
   for (double o : offsets) EXPECT_LT(std::abs(o), 0.05) << "ranks on one host share its clock";
+}
+
+// This process's resident memory (/proc/self/statm: pages).
+uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Making the MPI engine touches none of its buffers' pages: zeroing 2 x max-bytes up front made
+// the 4 ranks of a 256 MiB sweep reach its first, 8-byte step seconds apart on a slow machine,
+// past that step's exchange deadline. fill() writes what each size reads: the first call is right.
+TEST(MpiEngine, MakingItTouchesNoBufferPageAndTheFirstCallIsRight) {
+  auto& s = *session;
+  constexpr uint64_t kMaxBytes = 256ull << 20;
+  const uint64_t before = resident_bytes();
+  auto engine = collectives::make_mpi_engine(s, s.world(), kMaxBytes, 30);
+  const uint64_t after = resident_bytes();
+  EXPECT_LT(after, before + (32ull << 20)) << "resident memory grew by " << ((after - before) >> 20) << " MiB making an engine of 2 x "
+                                           << (kMaxBytes >> 20) << " MiB";
+  const collectives::CollCall call{CollOp::allreduce, DataType::float32, ReduceOp::sum, 2, false};
+  ASSERT_EQ(engine->fill(call), "");
+  double seconds = 0;
+  ASSERT_EQ(engine->run(call, 1, &seconds), "");
+  uint64_t wrong = 1;
+  ASSERT_EQ(engine->count_wrong(call, &wrong), "");
+  EXPECT_EQ(wrong, 0u);
+  barrier(s, s.world(), deadline_in(30), "after the engine test");
 }
 
 }  // namespace

@@ -318,11 +318,6 @@ step_config_faults() {
   finish
 }
 
-# 6. The verbs matrix under faults, sized from a healthy baseline measured first: node3's data
-#    link shaped to a quarter of the typical pair rate (writes towards it are outliers, node3 the
-#    suspect); node3's data link delayed by ten times the typical latency (its pairs are latency
-#    outliers at the profile's factor of 3); node2's data link going down in the middle of the
-#    phase (error cells on node2's pairs only, and the run ends with its report).
 # The healthy baseline faults are sized from, in $r: a matrix of this lab (lab_up empties $work)
 # with every write_bw and write_lat cell measured, taken with the same verbs options: the
 # acceptance step's, else one measured earlier by this function, else one measured now. Reusing
@@ -335,6 +330,11 @@ baseline() {
   accept verbs-baseline 0 -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw,write_lat
 }
 
+# 6. The verbs matrix under faults, sized from a healthy baseline (baseline()): node3's data
+#    link shaped to a quarter of the typical pair rate (writes towards it are outliers, node3 the
+#    suspect); node3's data link delayed by ten times the typical latency (its pairs are latency
+#    outliers at the profile's factor of 3); node2's data link going down in the middle of the
+#    phase (error cells on node2's pairs only, and the run ends with its report).
 step_verbs_faults() {
   baseline
   local rate_kbit delay_us

@@ -30,17 +30,17 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // What rank 0 decides and every rank needs: the engine, the groups, each rank's GPU.
-struct Plan {
+struct CollectivesPlan {
   std::string engine;
   std::vector<CollGroup> groups;
   std::vector<int> devices;          // CUDA ordinal per world rank (-1: none)
   std::vector<int> device_sharers;   // ranks of the node on the same device, per world rank
   std::vector<int> node_ranks;       // ranks on the same node, per world rank
 };
-FABRICPROOF_JSON(Plan, engine, groups, devices, device_sharers, node_ranks)
+FABRICPROOF_JSON(CollectivesPlan, engine, groups, devices, device_sharers, node_ranks)
 
-Plan make_plan(const std::string& engine, const ClusterFacts& cluster, int world_size) {
-  Plan plan;
+CollectivesPlan make_plan(const std::string& engine, const ClusterFacts& cluster, int world_size) {
+  CollectivesPlan plan;
   plan.engine = engine;
   plan.devices.assign(static_cast<size_t>(world_size), -1);
   plan.device_sharers.assign(static_cast<size_t>(world_size), 1);
@@ -101,7 +101,7 @@ NcclLog prepare_nccl_environment(const SweepOptions& o) {
 }
 
 
-std::unique_ptr<collectives::Engine> make_engine(const Plan& plan, mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s) {
+std::unique_ptr<collectives::Engine> make_engine(const CollectivesPlan& plan, mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s) {
 #if FABRICPROOF_HAVE_NCCL
   if (plan.engine == "nccl")
     return collectives::make_nccl_engine(session, group, plan.devices[static_cast<size_t>(session.rank())], max_bytes, timeout_s);
@@ -109,7 +109,7 @@ std::unique_ptr<collectives::Engine> make_engine(const Plan& plan, mpi::Session&
   return collectives::make_mpi_engine(session, group, max_bytes, timeout_s);
 }
 
-collectives::Usable usable_memory(const Plan& plan, int rank) {
+collectives::Usable usable_memory(const CollectivesPlan& plan, int rank) {
 #if FABRICPROOF_HAVE_NCCL
   if (plan.engine == "nccl")
     return collectives::usable_gpu_memory(plan.devices[static_cast<size_t>(rank)], plan.device_sharers[static_cast<size_t>(rank)]);
@@ -153,7 +153,7 @@ struct SweepSizes {
   std::vector<uint64_t> sizes;
 };
 
-SweepSizes size_the_sweep(const RunOptions& options, mpi::Session& session, const Profile& profile, const Plan& plan) {
+SweepSizes size_the_sweep(const RunOptions& options, mpi::Session& session, const Profile& profile, const CollectivesPlan& plan) {
   const auto& o = options.collectives;
   const auto usable = usable_memory(plan, session.rank());
   const uint64_t least =
@@ -206,7 +206,7 @@ void gather_nccl_logs(const RunOptions& options, mpi::Session& session, const Nc
 // The phase as it goes: the sweeps done (rank 0 keeps them: every group starts at its node), the
 // one running, and the section the report shows at each write.
 struct PhaseState {
-  const Plan& plan;
+  const CollectivesPlan& plan;
   const SweepOptions& o;
   const SweepSizes& sizes;
   const ClusterFacts& cluster;
@@ -281,7 +281,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
   const auto& o = options.collectives;
   std::string plan_text;
   if (session.is_root()) plan_text = json_text(json(make_plan(choose_collective_engine(o, cluster).first, cluster, session.size())));
-  const auto plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), "the collectives plan")).get<Plan>();
+  const auto plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), "the collectives plan")).get<CollectivesPlan>();
   const SweepSizes sizes = size_the_sweep(options, session, profile, plan);
   const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};
   PhaseState state{plan, o, sizes, cluster, profile, progress, after_group, {}, {}, nullptr, 0, std::chrono::steady_clock::now()};

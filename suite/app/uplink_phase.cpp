@@ -25,16 +25,16 @@ struct Assignment {
   double clock_offset_s = 0;  // the node's clock minus rank 0's (the inventory's measurement)
 };
 
-struct Plan {
+struct UplinkAssignments {
   std::vector<Assignment> nodes;
   std::string together_skipped;  // "" when the all-nodes-together test runs
 };
 
 FABRICPROOF_JSON(Assignment, rank, host, target, clock_offset_s)
-FABRICPROOF_JSON(Plan, nodes, together_skipped)
+FABRICPROOF_JSON(UplinkAssignments, nodes, together_skipped)
 
-Plan make_plan(const UplinkOptions& o, const ClusterFacts& cluster) {
-  Plan plan;
+UplinkAssignments make_plan(const UplinkOptions& o, const ClusterFacts& cluster) {
+  UplinkAssignments plan;
   for (const auto& n : cluster.nodes) {
     if (n.ranks.empty()) continue;
     const auto first = std::min_element(n.ranks.begin(), n.ranks.end(), [](const RankFacts& a, const RankFacts& b) { return a.rank < b.rank; });
@@ -82,7 +82,7 @@ UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session,
   // Each step: two iperf3 runs, each bounded at omit + seconds + 20 s by the engine.
   const double step_s = 2 * (kOmitTogether + 2 * o.seconds + 20) + o.timeout_s;
   const std::string plan_text = session.is_root() ? json(make_plan(o, cluster)).dump() : "";
-  const Plan plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), "the uplink plan")).get<Plan>();
+  const UplinkAssignments plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), "the uplink plan")).get<UplinkAssignments>();
 
   const auto me = std::find_if(plan.nodes.begin(), plan.nodes.end(), [&](const Assignment& a) { return a.rank == session.rank(); });
   UplinkNode mine;

@@ -39,7 +39,7 @@ struct CollectivesPlan {
 };
 FABRICPROOF_JSON(CollectivesPlan, engine, groups, devices, device_sharers, node_ranks)
 
-CollectivesPlan make_plan(const std::string& engine, const ClusterFacts& cluster, int world_size) {
+CollectivesPlan make_collectives_plan(const std::string& engine, const ClusterFacts& cluster, int world_size) {
   CollectivesPlan plan;
   plan.engine = engine;
   plan.devices.assign(static_cast<size_t>(world_size), -1);
@@ -280,7 +280,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
                                          const std::function<void(const CollectivesSection&, bool group_done)>& after_group) {
   const auto& o = options.collectives;
   std::string plan_text;
-  if (session.is_root()) plan_text = json_text(json(make_plan(choose_collective_engine(o, cluster).first, cluster, session.size())));
+  if (session.is_root()) plan_text = json_text(json(make_collectives_plan(choose_collective_engine(o, cluster).first, cluster, session.size())));
   const auto plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), "the collectives plan")).get<CollectivesPlan>();
   const SweepSizes sizes = size_the_sweep(options, session, profile, plan);
   const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};

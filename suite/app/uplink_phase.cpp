@@ -33,7 +33,7 @@ struct UplinkAssignments {
 FABRICPROOF_JSON(Assignment, rank, host, target, clock_offset_s)
 FABRICPROOF_JSON(UplinkAssignments, nodes, together_skipped)
 
-UplinkAssignments make_plan(const UplinkOptions& o, const ClusterFacts& cluster) {
+UplinkAssignments make_uplink_assignments(const UplinkOptions& o, const ClusterFacts& cluster) {
   UplinkAssignments plan;
   for (const auto& n : cluster.nodes) {
     if (n.ranks.empty()) continue;
@@ -81,7 +81,7 @@ UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session,
   const UplinkOptions& o = options.uplink;
   // Each step: two iperf3 runs, each bounded at omit + seconds + 20 s by the engine.
   const double step_s = 2 * (kOmitTogether + 2 * o.seconds + 20) + o.timeout_s;
-  const std::string plan_text = session.is_root() ? json(make_plan(o, cluster)).dump() : "";
+  const std::string plan_text = session.is_root() ? json(make_uplink_assignments(o, cluster)).dump() : "";
   const UplinkAssignments plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), "the uplink plan")).get<UplinkAssignments>();
 
   const auto me = std::find_if(plan.nodes.begin(), plan.nodes.end(), [&](const Assignment& a) { return a.rank == session.rank(); });

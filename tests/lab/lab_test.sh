@@ -106,6 +106,10 @@ accept() {
   r="$work/$name/report.json"
   [ -f "$r" ] || { fail "$name: no report.json in $work/$name"; finish; }
   [ $rc -eq "$expected" ] && pass "$name: fabricproof exited $rc (${elapsed} s)" || fail "$name: fabricproof exited $rc, expected $expected"
+  # The report reads back against the published schema, as a later re-validation reads it to compare.
+  local reread
+  reread=$("${FABRICPROOF_BIN:-$repo/build/fabricproof}" report "$r" --format md --out "$work/$name/reread" 2>&1) \
+    || fail "$name: the report does not read back: $reread"
 }
 
 # Seconds from the --fault-at trigger to the end of the run (the lab's log lines), and from the

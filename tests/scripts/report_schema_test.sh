@@ -37,10 +37,16 @@ for path in sys.argv[2:]:
         print(f"FAIL {path}: /{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}")
     failures += bool(errors)
     if not errors: print(f"ok   {path} ({report['verdict']})")
+# A matrix cell is a figure, null (the diagonal) or why there is none: a failed pair's cell is valid.
+failed_pair = json.load(open(sys.argv[-1]))
+failed_pair["verbs"]["matrix"]["send_bw"]["cells"][0][1] = {"reason": "error: node2/rxe0 did not answer"}
+if validator.is_valid(failed_pair): print("ok   the schema accepts a matrix cell that gives the reason")
+else: print("FAIL the schema rejects a matrix cell that gives the reason"); failures += 1
 # The schema must reject what is not a report: a wrong verdict, a section of the wrong shape.
 bad = json.load(open(sys.argv[2])); bad["verdict"] = "green"
 bad2 = json.load(open(sys.argv[2])); bad2["collectives"] = 5
-for name, doc in (("an unknown verdict", bad), ("collectives: 5", bad2)):
+bad3 = json.load(open(sys.argv[-1])); bad3["verbs"]["matrix"]["send_bw"]["cells"][0][1] = {"why": "x"}
+for name, doc in (("an unknown verdict", bad), ("collectives: 5", bad2), ("a matrix cell without a reason", bad3)):
     if validator.is_valid(doc): print(f"FAIL the schema accepts {name}"); failures += 1
     else: print(f"ok   the schema rejects {name}")
 sys.exit(1 if failures else 0)

@@ -16,6 +16,7 @@
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
+#include "report/schema_check.hpp"
 #include "report/views.hpp"
 
 namespace fabricproof {
@@ -340,6 +341,21 @@ TEST(Report, RealLabReportRoundTripsUnchanged) {
     });
     EXPECT_TRUE(allowed) << d.dump();
   }
+}
+
+// What the writer produces is what the published schema (and `fabricproof report`, which reads a
+// report against it) accepts: matrix cells that are a reason (a failed pair, a pair not scheduled)
+// included. Rejected until the schema allowed {"reason": ...} cells: a run lost mid-matrix could not
+// be finalised, nor a factory report with a failed pair be rendered or compared.
+TEST(Report, WhatTheWriterProducesMatchesThePublishedSchema) {
+  Report r = visual_report();
+  r.gpudirect = GpudirectSection{*r.verbs, *r.verbs, {}, {}};
+  const nlohmann::json j = r;
+  ASSERT_TRUE(j["verbs"]["matrix"]["write_bw"]["cells"][1][2].is_object()) << "the failed pair's cell is a reason";
+  EXPECT_EQ(report_shape_errors(j), std::vector<std::string>{});
+  auto odd = j;
+  odd["verbs"]["matrix"]["write_bw"]["cells"][1][2] = {{"why", "x"}};
+  EXPECT_FALSE(report_shape_errors(odd).empty()) << "a cell that is an object without a reason is not a cell";
 }
 
 TEST(Views, GpudirectHostAndGpuMatricesAreDrawnWithTheirFindings) {

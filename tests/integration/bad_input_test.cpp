@@ -55,6 +55,35 @@ TEST(BadInput, ReportOrCompareOfAWrongShapeNamesFileAndPlace) {
   EXPECT_FALSE(fs::exists(tmp.path() / "out" / "report.md")) << "nothing was rendered from a report of the wrong shape";
 }
 
+// A factory report with a failed pair (its matrix cell gives the reason instead of a figure, as
+// every report of a matched-rails run does for the pairs not scheduled) is a valid report: `report`
+// renders it and `compare` reads it. Both refused it until the published schema allowed such cells.
+TEST(BadInput, AReportWithAFailedPairIsReadByReportAndCompare) {
+  TempDir tmp("failed-pair");
+  const std::string bin = FABRICPROOF_BINARY;
+  const auto good = fixture("reports/lab-rate-fault.json");
+  auto j = nlohmann::json::parse(read_text(good));
+  auto& test = j["verbs"]["pairs"][0]["tests"][0];
+  ASSERT_EQ(test["test"], "write_bw");
+  test["status"] = "error";
+  test["reason"] = "node4/rxe0 did not answer: no message from rank 3 in time";
+  test["gbps"] = nullptr;
+  std::ofstream(tmp.path() / "edited.json") << j.dump();
+  // Rendered through the model, the matrix is written from the pairs: the failed pair's cell is a reason.
+  const auto rewritten = run_shell(bin + " report " + (tmp.path() / "edited.json").string() + " --format json --out " + (tmp.path() / "factory").string(),
+                                   tmp.path() / "w");
+  ASSERT_EQ(rewritten.exit_code, 0) << rewritten.output;
+  const auto factory = tmp.path() / "factory" / "report.json";
+  const auto cell = nlohmann::json::parse(read_text(factory))["verbs"]["matrix"]["write_bw"]["cells"][0][3];
+  ASSERT_TRUE(cell.is_object()) << cell.dump();
+  EXPECT_EQ(cell["reason"], "error: node4/rxe0 did not answer: no message from rank 3 in time");
+  const auto r = run_shell(bin + " report " + factory.string() + " --format md --out " + (tmp.path() / "md").string(), tmp.path() / "r");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto c = run_shell(bin + " compare " + factory.string() + " " + good.string(), tmp.path() / "c");
+  EXPECT_NE(c.exit_code, 2) << c.output;
+  EXPECT_EQ(c.output.find("not a valid"), std::string::npos) << c.output;
+}
+
 // A saved tree with a rate file no kernel writes and a FIFO where a file should be: the probe
 // records both and reads the rest of the node; the run neither crashes nor blocks.
 TEST(BadInput, OddSysfsValuesAndAFifoInARootTreeAreProbeErrors) {

@@ -61,7 +61,8 @@ expect_not_outliers() {  # rule id, number of findings expected for the pairs wi
     "[.findings[] | select($sel)] | (length == $2 and all(.verdict == \"pass\" or (.verdict == \"warn\" and $unrepeated_dip)))" "$3"
 }
 # A failed step leaves the lab's own evidence in the log: each VM, its data NIC as the host sees it
-# (QEMU's virtio state, the tap's counters), the guests' last kernel messages and QEMU's stderr.
+# (QEMU's virtio rings, the tap's counters) and as the guest counts it, the guests' last kernel
+# messages, QEMU's stderr and Soft-RoCE's counters.
 finish() {
   [ $failures -eq 0 ] && { echo "all checks passed"; exit 0; }
   echo "$failures check(s) failed; the lab now:"
@@ -73,6 +74,10 @@ finish() {
   for i in $(seq 1 "$nodes"); do
     echo "--- node$i rxe0 counters not 0: $(timeout 30 "$lab" exec "node$i" -- sh -c \
       'cd /sys/class/infiniband/rxe0/ports/1/hw_counters 2>/dev/null && grep -H . * | grep -v ":0$"' 2>&1 | tr '\n' ' ')"
+    # The guest's side of its data NIC's transmit queue (packets completed, kicks, timeouts), to
+    # set beside the host's view in `lab status` when a transmit queue stalled.
+    echo "--- node$i eth1 transmit queue as the guest counts it: $(timeout 30 "$lab" exec "node$i" -- sh -c \
+      'ethtool -S eth1 | grep -E "tx_queue_0_(packets|kicks|tx_timeouts)"' 2>&1 | tr -s ' \n' ' ')"
   done
   exit 1
 }
@@ -177,6 +182,18 @@ step_write_bw() {
   wait $server
   echo "$out" | grep -A2 "#bytes"
   [ $rc -eq 0 ] && [[ "$out" =~ 65536[[:space:]]+[0-9]+ ]] && pass "ib_write_bw node1 -> node2 completed" || fail "ib_write_bw failed (rc $rc): $out"
+  # What a failed step prints to explain a stalled data NIC reads as it should: both of its virtio
+  # rings (read from guest memory) on every node, never more waiting than a ring holds.
+  local i line
+  for i in $(seq 1 "$nodes"); do
+    line=$("$lab" status 2>&1 | grep "^node$i running")
+    if [[ "$line" =~ rx\ ring:\ ([0-9]+)\ of\ ([0-9]+)\ buffers\ free.*tx\ ring:\ ([0-9]+)\ of\ ([0-9]+)\ packets\ waiting ]] &&
+       [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[3]}" -le "${BASH_REMATCH[4]}" ]; then
+      pass "lab status reads node$i's virtio rings: ${line#*data NIC: }"
+    else
+      fail "lab status does not read node$i's virtio rings: $line"
+    fi
+  done
   finish
 }
 
@@ -432,6 +449,11 @@ step_lost_nodes() {
 
 # 5. lab down leaves no qemu process, ssh master, tap or namespace; running it twice is safe.
 step_down() {
+  # A guest whose data NIC stopped transmitting fails the steps that needed it; its kernel's
+  # watchdog says so on the console, and `lab status` counts it (seen twice on 2026-12-04).
+  local timeouts
+  timeouts=$("$lab" status 2>&1 | grep "transmit timeout")
+  [ -z "$timeouts" ] && pass "no guest reported a transmit timeout on its data NIC" || fail "a guest's data NIC stopped transmitting: $timeouts"
   "$lab" down && pass "lab down" || fail "lab down failed"
   "$lab" down && pass "lab down again is safe" || fail "second lab down failed"
   pgrep -f "fabricproof-lab-node" >/dev/null && fail "qemu processes left: $(pgrep -af fabricproof-lab-node)" || pass "no qemu process left"

@@ -150,6 +150,11 @@ step_up() {
   local start=$(date +%s)
   "$lab" up --nodes "$nodes" || { fail "lab up --nodes $nodes"; finish; }
   pass "lab up: $nodes nodes in $(( $(date +%s) - start )) s"
+  # The guests' memory barriers must reach the host CPU, or a virtio ring can stall (see SMP in
+  # scripts/lab/lab). The nodes share one command line: node1 answers for all.
+  local barriers
+  barriers=$("$repo/scripts/lab/barrier-litmus" translation node1 2>&1) && pass "the guest's barriers are host barriers: ${barriers//$'\n'/; }" ||
+    fail "the guest's barriers do not reach the host CPU: $barriers"
   finish
 }
 

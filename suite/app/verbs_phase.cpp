@@ -208,17 +208,21 @@ void run_rounds(const RunOptions& options, mpi::Session& session, const VerbsPla
     session.set_step(what, fmt::format("round {} of {}: {}", round + 1, plan.rounds, round_pairs(plan, round)));
     const json mine = run_my_pairs(options, session, plan, round, first_tag, run.memory);
     // The round's budget, but never less than the closing waits' share of it counted from the end
-    // of this rank's own pairs: an iteration-mode stream has no length known in advance (its
-    // liveness is its progress notes), and a pair that streamed past the budget has not lost a rank.
+    // of this rank's own pairs. An iteration-mode stream has no length known in advance, so the
+    // waits for the round's end go on past the deadline while the ranks they wait for show signs of
+    // life (a streaming rank's progress notes are some): a pair that streams past the budget has
+    // not lost a rank, wherever its ranks are; a stopped or dead rank still ends the wait.
     const auto deadline = std::max(round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000)),
                                    mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(round_closing_budget(plan) * 1000)));
-    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline, fmt::format("{}: round {} results", what, round + 1));
+    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline, fmt::format("{}: round {} results", what, round + 1),
+                                              mpi::Patience::while_alive);
     if (session.is_root()) collect_round(plan, round, gathered, run, what, section, into);
     // The results so far reach the report before a silent rank ends the run.
     if (session.is_root() && !gathered.silent.empty()) run.after_round(section);
     gathered.require_all(session, fmt::format("{}: round {} of {} ({})", what, round + 1, plan.rounds, round_pairs(plan, round)));
     // The round barrier: nobody starts the next round while a peer may still be in this one.
-    mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30), fmt::format("{}: the end of round {}", what, round + 1));
+    mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30), fmt::format("{}: the end of round {}", what, round + 1),
+                             mpi::Patience::while_alive);
     if (!session.is_root()) continue;
     run.after_round(section);
     if (round + 1 < plan.rounds) {  // long matrices: how much is left, from the rounds so far

@@ -68,6 +68,18 @@ T allreduce_as(Session& s, MPI_Comm comm, T value, MPI_Datatype type, MPI_Op op,
   return buffers->second;
 }
 
+// What keeps a patient exchange going past its deadline: on a rank other than 0, rank 0's signs
+// of life; on rank 0 (a broadcast's sends, which the others take), any other rank's.
+std::function<bool()> patient_on(Session& s, Patience patience) {
+  if (patience != Patience::while_alive) return {};
+  if (!s.is_root()) return [&s] { return s.alive(0); };
+  return [&s] {
+    for (int r = 1; r < s.size(); ++r)
+      if (s.alive(r)) return true;
+    return false;
+  };
+}
+
 }  // namespace
 
 Clock::time_point deadline_in(double seconds) {
@@ -77,7 +89,7 @@ Clock::time_point deadline_in(double seconds) {
 }
 
 void wait_all(Session& s, MPI_Request* requests, int count, Clock::time_point deadline, const std::string& what,
-              std::shared_ptr<void> keep, Poll poll, std::vector<int> silent) {
+              std::shared_ptr<void> keep, Poll poll, std::vector<int> silent, const std::function<bool()>& still_alive) {
   const auto start = Clock::now();
   Backoff backoff;
   for (;;) {
@@ -90,7 +102,8 @@ void wait_all(Session& s, MPI_Request* requests, int count, Clock::time_point de
     }
     if (done) return;
     s.answer_roll_call();
-    if (Clock::now() > deadline) {
+    if (poll == Poll::relaxed) s.heartbeat();  // never inside a timed loop
+    if (Clock::now() > deadline && !(still_alive && still_alive())) {
       for (int i = 0; i < count; ++i)
         if (requests[i] != MPI_REQUEST_NULL) s.abandon(requests[i], keep);
       throw Lost(fmt::format("{}: not complete after {}", what, seconds_text(Clock::now() - start)), std::move(silent));
@@ -109,14 +122,14 @@ void Gathered::require_all(const Session& s, const std::string& what) const {
   throw Lost(fmt::format("{}: no answer from {}", what, names), silent);
 }
 
-Gathered gather_to_root(Session& s, const std::string& mine, Clock::time_point deadline, const std::string& what) {
+Gathered gather_to_root(Session& s, const std::string& mine, Clock::time_point deadline, const std::string& what, Patience patience) {
   const int tag = s.next_tags();
   Gathered out;
   if (!s.is_root()) {
     auto payload = std::make_shared<std::string>(mine);
     MPI_Request request;
     MPI_Isend(payload->data(), static_cast<int>(payload->size()), MPI_CHAR, 0, tag, s.world(), &request);
-    wait_all(s, &request, 1, deadline, what + ": rank 0 did not take this rank's part", payload, Poll::relaxed, {0});
+    wait_all(s, &request, 1, deadline, what + ": rank 0 did not take this rank's part", payload, Poll::relaxed, {0}, patient_on(s, patience));
     return out;
   }
   out.parts.resize(static_cast<size_t>(s.size()));
@@ -126,8 +139,15 @@ Gathered gather_to_root(Session& s, const std::string& mine, Clock::time_point d
   // (its own work ran long): it looks for at least a second, the time MPI's progress needs to read
   // what sits in its sockets. A matched message is already on its way and gets a few seconds more.
   const auto give_up = std::max(deadline, Clock::now() + std::chrono::seconds(1));
+  // Patient: past the deadline, rank 0 waits on while any rank it still waits for shows signs of life.
+  const auto any_pending_alive = [&] {
+    for (int r = 1; r < s.size(); ++r)
+      if (!out.parts[static_cast<size_t>(r)] && s.alive(r)) return true;
+    return false;
+  };
   Backoff backoff;
-  while (pending > 0 && Clock::now() <= give_up) {
+  while (pending > 0 && (Clock::now() <= give_up || (patience == Patience::while_alive && any_pending_alive()))) {
+    s.heartbeat();
     int from = -1;
     auto part = receive_probed(s, MPI_ANY_SOURCE, tag, s.world(), std::max(give_up, Clock::now() + std::chrono::seconds(5)), what, &from);
     if (!part) {
@@ -151,15 +171,17 @@ void share_hosts(Session& s, Clock::time_point deadline) {
   gathered.require_all(s, "sharing host names");
 }
 
-std::string broadcast_from_root(Session& s, const std::string& value, Clock::time_point deadline, const std::string& what) {
+std::string broadcast_from_root(Session& s, const std::string& value, Clock::time_point deadline, const std::string& what,
+                                Patience patience) {
+  const auto still_alive = patient_on(s, patience);
   auto length = std::make_shared<uint64_t>(value.size());
   MPI_Request request;
   MPI_Ibcast(length.get(), 1, MPI_UINT64_T, 0, s.world(), &request);
-  wait_all(s, &request, 1, deadline, what, length);
+  wait_all(s, &request, 1, deadline, what, length, Poll::relaxed, {}, still_alive);
   if (*length > static_cast<uint64_t>(INT_MAX)) throw Lost(fmt::format("{}: {} bytes is more than one message can carry", what, *length));
   auto out = std::make_shared<std::string>(s.is_root() ? value : std::string(*length, '\0'));
   MPI_Ibcast(out->data(), static_cast<int>(*length), MPI_CHAR, 0, s.world(), &request);
-  wait_all(s, &request, 1, deadline, what, out);
+  wait_all(s, &request, 1, deadline, what, out, Poll::relaxed, {}, still_alive);
   return *out;
 }
 
@@ -209,6 +231,7 @@ MPI_Comm split(Session& s, MPI_Comm parent, bool member, Clock::time_point deadl
 }
 
 bool send_to(Session& s, int peer, int tag, const std::string& message, Clock::time_point deadline) {
+  s.heartbeat();  // a streaming rank's progress notes are its signs of life too
   auto payload = std::make_shared<std::string>(message);
   MPI_Request request;
   MPI_Isend(payload->data(), static_cast<int>(payload->size()), MPI_CHAR, peer, tag, s.world(), &request);
@@ -222,6 +245,7 @@ bool send_to(Session& s, int peer, int tag, const std::string& message, Clock::t
 
 std::optional<std::string> try_receive(Session& s, int peer, int tag) {
   s.answer_roll_call();
+  s.heartbeat();
   return receive_probed(s, peer, tag, s.world(), deadline_in(60), "a message from the pair's peer");
 }
 

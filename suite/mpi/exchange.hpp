@@ -5,6 +5,7 @@
 // Lost is thrown: the run then ends with the silent ranks named (app/run.cpp). Point-to-point
 // exchanges use sequenced tags, so a late answer is never taken for the next exchange's.
 // No other code in the suite waits on MPI.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,9 +22,15 @@ Clock::time_point deadline_in(double seconds);
 enum class Poll { relaxed, busy };
 
 // Waits for all `count` requests. Throws Lost naming `what` (and `silent`, when the caller knows
-// who did not answer) when the deadline passes or MPI reports an error.
+// who did not answer) when the deadline passes or MPI reports an error. With `still_alive`, the
+// wait goes on past the deadline while it holds (the ranks waited for show signs of life).
 void wait_all(Session& s, MPI_Request* requests, int count, Clock::time_point deadline, const std::string& what,
-              std::shared_ptr<void> keep = {}, Poll poll = Poll::relaxed, std::vector<int> silent = {});
+              std::shared_ptr<void> keep = {}, Poll poll = Poll::relaxed, std::vector<int> silent = {},
+              const std::function<bool()>& still_alive = {});
+
+// How an exchange treats its deadline: as the end, or as the end only once the ranks it waits for
+// show no sign of life (the end of a verbs round: a pair may stream longer than any budget).
+enum class Patience { until_deadline, while_alive };
 
 // Rank 0 learns every rank's host name (Session::host_of), for naming a rank that is lost later.
 void share_hosts(Session& s, Clock::time_point deadline);
@@ -37,10 +44,12 @@ struct Gathered {
 
 // Every rank sends `mine` to rank 0, which takes them in whatever order they come until the
 // deadline. Other ranks get an empty result once rank 0 has taken theirs (Lost if it never does).
-Gathered gather_to_root(Session& s, const std::string& mine, Clock::time_point deadline, const std::string& what);
+Gathered gather_to_root(Session& s, const std::string& mine, Clock::time_point deadline, const std::string& what,
+                        Patience patience = Patience::until_deadline);
 
 // Rank 0's `value` on every rank of the world.
-std::string broadcast_from_root(Session& s, const std::string& value, Clock::time_point deadline, const std::string& what);
+std::string broadcast_from_root(Session& s, const std::string& value, Clock::time_point deadline, const std::string& what,
+                                Patience patience = Patience::until_deadline);
 
 // Collectives of a group (sub-communicator); every rank of `comm` calls them in the same order.
 uint64_t allreduce(Session& s, MPI_Comm comm, uint64_t value, MPI_Op op, Clock::time_point deadline, const std::string& what);

@@ -44,6 +44,8 @@ Session::Session(int* argc, char*** argv) {
   gethostname(name, sizeof(name) - 1);
   host_ = name;
   set_process_location(host_, rank_);  // every LocatedError thrown from here on names this node and rank
+  heartbeats_.assign(static_cast<size_t>(size_), MPI_REQUEST_NULL);
+  heard_.assign(static_cast<size_t>(size_), Clock::time_point{});
   hosts_.assign(static_cast<size_t>(size_), "");
   hosts_[static_cast<size_t>(rank_)] = host_;
   if (const char* inject = std::getenv("FABRICPROOF_INJECT")) inject_ = inject;
@@ -55,6 +57,8 @@ Session::~Session() {
     watch_stop_ = true;
   }
   if (watchdog_.joinable()) watchdog_.join();
+  for (auto& request : heartbeats_)  // empty messages: nothing to keep for a peer that never takes them
+    if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
   if (finalize_) MPI_Finalize();
 }
 
@@ -126,6 +130,35 @@ void Session::answer_roll_call() {
     MPI_Isend(answer->data(), static_cast<int>(answer->size()), MPI_CHAR, 0, kTagRollAnswer, MPI_COMM_WORLD, &request);
     abandon(request, answer);
   }
+}
+
+void Session::heartbeat() {
+  const auto now = Clock::now();
+  if (now - last_sign_check_ < std::chrono::milliseconds(20)) return;
+  last_sign_check_ = now;
+  for (;;) {  // the signs the others sent
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(is_root() ? MPI_ANY_SOURCE : 0, kTagAlive, MPI_COMM_WORLD, &flag, &status);
+    if (!flag) break;
+    MPI_Recv(nullptr, 0, MPI_CHAR, status.MPI_SOURCE, kTagAlive, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    heard_[static_cast<size_t>(status.MPI_SOURCE)] = now;
+  }
+  if (now - last_heartbeat_ < std::chrono::seconds(1)) return;
+  last_heartbeat_ = now;
+  // Rank 0 tells everybody, the others tell rank 0; while a sign is still on its way (a peer that
+  // stopped reading) no second one is sent, so nothing piles up.
+  for (int r = is_root() ? 1 : 0; r < (is_root() ? size_ : 1); ++r) {
+    auto& request = heartbeats_[static_cast<size_t>(r)];
+    int done = 1;
+    if (request != MPI_REQUEST_NULL) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) MPI_Isend(nullptr, 0, MPI_CHAR, r, kTagAlive, MPI_COMM_WORLD, &request);
+  }
+}
+
+bool Session::alive(int rank) const {
+  const auto heard = heard_.at(static_cast<size_t>(rank));
+  return heard != Clock::time_point{} && Clock::now() - heard < kAliveWithin;
 }
 
 void Session::abort(int code) const {

@@ -80,6 +80,17 @@ class Session {
   // Answers rank 0's roll call if one is pending (every wait loop calls it; cheap when none is).
   void answer_roll_call();
 
+  // Signs of life, for the waits that may outlast their deadline while the rank they wait for is
+  // still at work (a verbs round whose iteration-mode stream has no length known in advance).
+  // heartbeat(), called from the relaxed wait loops and the verbs pairs' channel (a streaming rank
+  // sends its peer a note every few seconds), tells rank 0 at most once a second that this rank
+  // lives (rank 0 tells every other rank) and takes the signs the others sent. alive(rank): a sign
+  // from `rank` within the last kAliveWithin. A stopped or dead rank sends none, so a wait on it
+  // still ends at its deadline.
+  void heartbeat();
+  bool alive(int rank) const;
+  static constexpr std::chrono::seconds kAliveWithin{15};
+
   // Ends the whole job with `code`.
   [[noreturn]] void abort(int code) const;
 
@@ -113,6 +124,9 @@ class Session {
   StepListener listener_;
   std::string inject_;  // FABRICPROOF_INJECT, cleared once fired
   Clock::time_point last_roll_check_{};
+  Clock::time_point last_heartbeat_{}, last_sign_check_{};
+  std::vector<MPI_Request> heartbeats_;  // at most one in flight per rank told
+  std::vector<Clock::time_point> heard_;  // when each rank's last sign of life came
   struct Abandoned {
     MPI_Request request;
     std::shared_ptr<void> buffer;
@@ -130,6 +144,7 @@ class Session {
 // Tags of the session's own messages; sequenced exchanges use tags from kTagSequenceBase up.
 inline constexpr int kTagRollCall = 90;
 inline constexpr int kTagRollAnswer = 91;
+inline constexpr int kTagAlive = 92;
 inline constexpr int kTagSequenceBase = 1000;
 
 }  // namespace fabricproof::mpi

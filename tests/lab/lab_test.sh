@@ -419,6 +419,36 @@ step_verbs_iterations() {
   finish
 }
 
+# 6c. By hand, not in CI (three rounds of 2+ minutes each, where the 3x-slow CI has ~10 minutes to
+#     spare): `FABRICPROOF_LAB_NODES=3 lab_test.sh up`, then `long-rounds`, then `down` (or any lab
+#     of 3+ nodes). Iteration-mode streams longer than the round's budget on three nodes, one pair at
+#     a time, so a rank idles in every round: rank 0 in round 1 (node2 <-> node3), another rank in
+#     rounds 2 and 3. Their waits for the round's end go on while the ranks they wait for show signs
+#     of life (a fixed budget named two healthy nodes lost here: rank_lost, verdict error, at 76 s).
+#     Each direction sized to ~70 s at the baseline's fastest rate.
+step_long_rounds() {
+  local fastest_kbit iterations
+  [ "$nodes" -ge 3 ] || skip "long-rounds needs a lab of 3 nodes or more (FABRICPROOF_LAB_NODES)"
+  baseline
+  fastest_kbit=$(jq '[.verbs.pairs[].tests[] | select(.test == "write_bw" and .status == "ok") | .gbps] | max * 1e6 | floor' "$r")
+  [ "${fastest_kbit:-0}" -gt 0 ] || { fail "no baseline figure"; finish; }
+  iterations=$((fastest_kbit * 1000 / 8 / 65536 * 70))
+  # The round's budget (app/verbs_phase.cpp, round_budget): one pair a rank, 2 steps x (3 s + 3 s)
+  # + 4 x 3 s + 60 s = 84 s; a rank outside the pair waits for rank 0's word 30 s beyond it.
+  local budget=84
+  echo "baseline: fastest write_bw $fastest_kbit kbit/s; $iterations messages of 64 KiB last ~70 s a direction at that rate"
+  accept long-rounds 0 --hosts node1,node2,node3 -- "${fault_phases[@]}" --verbs-tests write_bw --verbs-iterations "$iterations" \
+    --verbs-size 65536 --verbs-tx-depth 32 --verbs-timeout 3
+  expect "no rank taken for lost" "[.findings[] | select(.id == \"rank_lost\")] | length == 0" "$r"
+  expect "3 pairs, both directions measured all $iterations messages" \
+    "[.verbs.pairs[].tests[] | select(.test == \"write_bw\") | .status == \"ok\" and .messages == $iterations] | (length == 6 and all)" "$r"
+  expect "round 1 (rank 0 idle) outlasted the budget ($budget s)" "[.verbs.pairs[] | select(.round == 0) | [.tests[].seconds] | add] | (length == 1 and .[0] > $budget)" "$r"
+  expect "rounds 2 and 3 (a rank idle) outlasted the budget and rank 0's word ($((budget + 30)) s)" \
+    "[.verbs.pairs[] | select(.round > 0) | [.tests[].seconds] | add] | (length == 2 and all(. > $((budget + 30))))" "$r"
+  expect_healthy "$r"
+  finish
+}
+
 # 7. A node lost in the middle of a run: the run ends within its bound, exit 2, the report names
 #    the node and the step in flight, and the results before it are kept. node3 frozen (its qemu
 #    stopped) in the verbs matrix, then node3 dead (its qemu killed) in the collective sweeps. The
@@ -483,6 +513,7 @@ case "${1:-}" in
   verbs-faults) step_verbs_faults ;;
   verbs-iterations) step_verbs_iterations ;;
   lost-nodes) step_lost_nodes ;;
+  long-rounds) step_long_rounds ;;
   down) step_down ;;
-  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|slurm|collectives|faults|config-faults|verbs-faults|lost-nodes|down"; exit 2 ;;
+  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|slurm|collectives|faults|config-faults|verbs-faults|lost-nodes|long-rounds|down"; exit 2 ;;
 esac

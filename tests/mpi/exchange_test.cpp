@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "collectives/engine.hpp"
@@ -164,6 +165,75 @@ TEST(Exchange, RollCallNamesWhatEachRankIsDoingAndWhoIsSilent) {
     await_root(s, deadline_in(2.0));
   }
   barrier(s, s.world(), deadline_in(30), "after the roll calls");
+}
+
+// A rank at work (a verbs pair streaming in iteration mode) shows signs of life as its progress
+// notes do: a heartbeat every 100 ms for `seconds`, and no MPI call otherwise.
+void work_with_signs_of_life(Session& s, double seconds) {
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  while (Clock::now() < until) {
+    s.heartbeat();
+    sleep_s(0.1);
+  }
+}
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The end of a verbs round: rank 1 streams 4 s past a 1 s deadline. A patient gather waits for its
+// part as long as it lives, and rank 2, idle in that round, waits for rank 0's word as long as rank
+// 0 lives (a fixed deadline made both give up on a pair that was only slow).
+TEST(Exchange, PatientRoundEndOutlastsTheDeadlineWhileARankStreams) {
+  auto& s = *session;
+  const auto start = Clock::now();
+  const auto deadline = deadline_in(1.0);
+  if (s.rank() == 1) work_with_signs_of_life(s, 4.0);
+  const auto g = gather_to_root(s, "part of rank " + std::to_string(s.rank()), deadline, "a round's results", Patience::while_alive);
+  if (s.is_root()) {
+    EXPECT_TRUE(g.silent.empty()) << "a rank that streamed past the deadline but lived was taken for silent";
+    EXPECT_EQ(g.parts[1], "part of rank 1");
+    EXPECT_GE(seconds_since(start), 3.5);
+  }
+  std::string next;
+  EXPECT_NO_THROW(next = broadcast_from_root(s, "next", deadline, "the end of the round", Patience::while_alive));
+  EXPECT_EQ(next, "next");
+  barrier(s, s.world(), deadline_in(30), "after the patient round");
+}
+
+// The same with rank 0 in the streaming pair: ranks 1 and 2 send parts too big to leave eagerly
+// (rank 0 must take them), and both wait past the deadline while rank 0 lives.
+TEST(Exchange, PatientRoundEndOutlastsTheDeadlineWhileRank0Streams) {
+  auto& s = *session;
+  const auto deadline = deadline_in(1.0);
+  if (s.is_root()) work_with_signs_of_life(s, 4.0);
+  const std::string big(1 << 20, static_cast<char>('a' + s.rank()));
+  std::optional<Gathered> g;
+  EXPECT_NO_THROW(g = gather_to_root(s, big, deadline, "a round's results", Patience::while_alive)) << "rank " << s.rank();
+  if (s.is_root() && g) {
+    EXPECT_TRUE(g->silent.empty());
+    EXPECT_EQ(g->parts[2], std::string(1 << 20, 'c'));
+  }
+  std::string next;
+  EXPECT_NO_THROW(next = broadcast_from_root(s, "next", deadline, "the end of the round", Patience::while_alive));
+  EXPECT_EQ(next, "next");
+  barrier(s, s.world(), deadline_in(30), "after the patient round");
+}
+
+// Patience is not forever: rank 2 stops (no MPI call for longer than Session::kAliveWithin), and
+// rank 0's patient gather names it silent once its last sign of life is that old, long before it
+// comes back.
+TEST(Exchange, PatientGatherStillEndsWhenARankShowsNoSignOfLife) {
+  auto& s = *session;
+  const double stopped_s = std::chrono::duration<double>(Session::kAliveWithin).count() + 5;
+  barrier(s, s.world(), deadline_in(30), "before the stop");  // every rank has just shown signs of life
+  const auto start = Clock::now();
+  if (s.rank() == 2) sleep_s(stopped_s);
+  const auto g = gather_to_root(s, "part", deadline_in(1.0), "a round's results", Patience::while_alive);
+  if (s.is_root()) {
+    EXPECT_EQ(g.silent, std::vector<int>{2});
+    EXPECT_LT(seconds_since(start), stopped_s - 2) << "the gather must end when rank 2's signs of life stop, not when it returns";
+    EXPECT_GE(seconds_since(start), 1.0);
+  }
+  barrier(s, s.world(), deadline_in(60), "after the stop");
 }
 
 TEST(Exchange, HugeTimeoutsDoNotOverflowTheDeadline) {

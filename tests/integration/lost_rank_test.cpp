@@ -85,7 +85,7 @@ TEST(LostRank, SigkillMidSweepThroughTheWrapperIsFinalised) {
   TempDir tmp("lost-kill-sweep");
   const std::string wrapper = (source_dir() / "scripts" / "fabricproof-mpirun").string();
   const std::string hostfile = (source_dir() / "hostfiles" / "localhost").string();
-  const auto o = run_shell("FABRICPROOF_INJECT='1:allreduce on 1 node(s), 4 rank(s): 16M:kill' FABRICPROOF_BIN=" + std::string(FABRICPROOF_BINARY) +
+  const auto o = run_shell(test::shm_env() + "FABRICPROOF_INJECT='1:allreduce on 1 node(s), 4 rank(s): 16M:kill' FABRICPROOF_BIN=" + std::string(FABRICPROOF_BINARY) +
                                " " + wrapper + " --hostfile " + hostfile + " -- run" + kSweep + tmp.path().string(),
                            tmp.path() / "log");
   EXPECT_EQ(o.exit_code, 2) << o.output;
@@ -146,7 +146,7 @@ TEST(LostRank, SignalToTheWrapperEndsTheJobAndFinalisesTheReport) {
   const auto out = tmp.path() / "report";
   const std::string wrapper = (source_dir() / "scripts" / "fabricproof-mpirun").string();
   const std::string hostfile = (source_dir() / "hostfiles" / "localhost").string();
-  Background job("export FABRICPROOF_BIN=" + std::string(FABRICPROOF_BINARY) + "; exec " + wrapper + " --hostfile " + hostfile + " -- run" + kSweep +
+  Background job("export FABRICPROOF_BIN=" + std::string(FABRICPROOF_BINARY) + "; " + shm_env() + "exec " + wrapper + " --hostfile " + hostfile + " -- run" + kSweep +
                      out.string(),
                  tmp.path() / "log");
   bool in_sweep = false;

@@ -84,11 +84,32 @@ class Background {
   bool done_ = false;
 };
 
+// Open MPI's shared-memory segments of this test process's jobs: a job whose ranks a test kills
+// or stops never unlinks its own (4 MB a rank, left in /dev/shm by every CI run), so they go to a
+// directory of this process, removed when it ends.
+inline const fs::path& shm_directory() {
+  struct Directory {
+    fs::path path;
+    Directory() {
+      const fs::path base = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+      path = base / ("fabricproof-test-" + std::to_string(getpid()));
+      fs::create_directories(path);
+    }
+    ~Directory() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  };
+  static const Directory directory;
+  return directory.path;
+}
+inline std::string shm_env() { return "OMPI_MCA_btl_vader_backing_directory='" + shm_directory().string() + "' "; }
+
 // mpirun refuses root without these; 4 ranks on fewer cores need --oversubscribe. `inject` is a
 // FABRICPROOF_INJECT fault ("RANK:STEP TEXT:stop|kill|exit") passed to every rank.
 inline std::string mpirun(int ranks, const std::string& inject = "") {
   const std::string env = inject.empty() ? "" : "FABRICPROOF_INJECT='" + inject + "' ";
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " + env +
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " + shm_env() + env +
          std::string(FABRICPROOF_MPIEXEC) + " -np " + std::to_string(ranks) + (inject.empty() ? "" : " -x FABRICPROOF_INJECT") + " " +
          FABRICPROOF_BINARY;
 }

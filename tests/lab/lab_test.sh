@@ -26,6 +26,10 @@ verbs_args=("${verbs_base[@]}" --verbs-lat-iterations 200)
 # correctness and the 1 -> 2 -> 4 node structure are what the lab shows; the fault steps leave them out.
 coll_args=(--collective-engine mpi --max-bytes 256K --iters 1 --warmup 0)
 fault_phases=(--phases inventory,verbs)
+# The step's own limit in seconds (tests/CMakeLists.txt sets it, ctest's TIMEOUT 120 s beyond; none
+# when run by hand): a `lab acceptance` still going then is ended, and the step fails with what the
+# lab shows (finish) rather than being killed by ctest with its log cut (lab_lost-nodes, once).
+step_limit=${FABRICPROOF_LAB_STEP_LIMIT:-0}
 
 skip() { echo "SKIPPED: $*"; exit 77; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -72,24 +76,49 @@ finish() {
   # a request the responder refused as invalid) shows there and not on the consoles.
   local i
   for i in $(seq 1 "$nodes"); do
-    echo "--- node$i rxe0 counters not 0: $(timeout 30 "$lab" exec "node$i" -- sh -c \
+    echo "--- node$i rxe0 counters not 0: $(timeout 15 "$lab" exec "node$i" -- sh -c \
       'cd /sys/class/infiniband/rxe0/ports/1/hw_counters 2>/dev/null && grep -H . * | grep -v ":0$"' 2>&1 | tr '\n' ' ')"
     # The guest's side of its data NIC's transmit queue (packets completed, kicks, timeouts), to
     # set beside the host's view in `lab status` when a transmit queue stalled.
-    echo "--- node$i eth1 transmit queue as the guest counts it: $(timeout 30 "$lab" exec "node$i" -- sh -c \
+    echo "--- node$i eth1 transmit queue as the guest counts it: $(timeout 15 "$lab" exec "node$i" -- sh -c \
       'ethtool -S eth1 | grep -E "tx_queue_0_(packets|kicks|tx_timeouts)"' 2>&1 | tr -s ' \n' ' ')"
   done
   exit 1
 }
+# `lab acceptance` into $work/NAME (log: $work/NAME.log), ended at the step's limit: then the step
+# fails here, naming the processes of the run that were still there, with the lab's evidence.
+acceptance_within_limit() {  # name, lab acceptance options...
+  local name=$1 rc
+  shift
+  if [ "$step_limit" -le 0 ]; then
+    "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
+    return "${PIPESTATUS[0]}"
+  fi
+  local left=$((step_limit - SECONDS))
+  [ $left -gt 0 ] || { fail "$name: not started, the step's ${step_limit} s are spent"; finish; }
+  # timeout signals its whole process group: the lab script, its ssh into node1, the fault trigger.
+  timeout --kill-after=10 "$left" "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "--- processes of the lab's runs on this host at the limit:"
+    ps -eo pid,etimes,args | grep -E "fabricproof|mpirun|lab (acceptance|fault|exec)" | grep -Ev "grep|qemu-system"
+    fail "$name: still running at the step's limit (${step_limit} s), ended after $left s; its log: $work/$name.log"
+    local i  # the job inside the guests outlives its ssh: end it, so that the next step finds the lab idle
+    for i in $(seq 1 "$nodes"); do timeout 15 "$lab" exec "node$i" -- pkill -KILL -f '[f]abricproof|[m]pirun|[o]rted' >/dev/null 2>&1; done
+    finish
+  fi
+  return "$rc"
+}
+
 # Runs `lab acceptance` into $work/NAME, checks its exit code and that a report was written, and
 # sets r to the report. Usage: accept NAME EXPECTED_EXIT_CODE [lab acceptance options...]
 accept() {
-  local name=$1 expected=$2
+  local name=$1 expected=$2 rc
   shift 2
   rm -rf "${work:?}/$name"
   local start=$SECONDS
-  "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
-  local rc=${PIPESTATUS[0]}
+  acceptance_within_limit "$name" "$@"
+  rc=$?
   if [ $rc -eq 255 ]; then
     # 255 is mpirun losing a daemon (seen once in CI: an ssh session to a TCG guest dropped), not
     # fabricproof's verdict. Show the guests' consoles, then give the scenario one more try. The
@@ -102,8 +131,8 @@ accept() {
     echo "$name" >"$work/retried"
     rm -rf "${work:?}/$name"
     start=$SECONDS
-    "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
-    rc=${PIPESTATUS[0]}
+    acceptance_within_limit "$name" "$@"
+    rc=$?
   else
     rm -f "$work/retried"
   fi

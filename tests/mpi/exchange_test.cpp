@@ -179,6 +179,14 @@ void work_with_signs_of_life(Session& s, double seconds) {
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// Rank 0's word that the round is over, patient: every rank gets it, the deadline long past.
+void expect_round_end(Session& s, Clock::time_point deadline) {
+  std::string next;
+  EXPECT_NO_THROW(next = broadcast_from_root(s, "next", deadline, "the end of the round", Patience::while_alive)) << "rank " << s.rank();
+  EXPECT_EQ(next, "next");
+  barrier(s, s.world(), deadline_in(30), "after the patient round");
+}
+
 // The end of a verbs round: rank 1 streams 4 s past a 1 s deadline. A patient gather waits for its
 // part as long as it lives, and rank 2, idle in that round, waits for rank 0's word as long as rank
 // 0 lives (a fixed deadline made both give up on a pair that was only slow).
@@ -193,10 +201,7 @@ TEST(Exchange, PatientRoundEndOutlastsTheDeadlineWhileARankStreams) {
     EXPECT_EQ(g.parts[1], "part of rank 1");
     EXPECT_GE(seconds_since(start), 3.5);
   }
-  std::string next;
-  EXPECT_NO_THROW(next = broadcast_from_root(s, "next", deadline, "the end of the round", Patience::while_alive));
-  EXPECT_EQ(next, "next");
-  barrier(s, s.world(), deadline_in(30), "after the patient round");
+  expect_round_end(s, deadline);
 }
 
 // The same with rank 0 in the streaming pair: ranks 1 and 2 send parts too big to leave eagerly
@@ -212,10 +217,7 @@ TEST(Exchange, PatientRoundEndOutlastsTheDeadlineWhileRank0Streams) {
     EXPECT_TRUE(g->silent.empty());
     EXPECT_EQ(g->parts[2], std::string(1 << 20, 'c'));
   }
-  std::string next;
-  EXPECT_NO_THROW(next = broadcast_from_root(s, "next", deadline, "the end of the round", Patience::while_alive));
-  EXPECT_EQ(next, "next");
-  barrier(s, s.world(), deadline_in(30), "after the patient round");
+  expect_round_end(s, deadline);
 }
 
 // Patience is not forever: rank 2 stops (no MPI call for longer than Session::kAliveWithin), and

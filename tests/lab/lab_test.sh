@@ -453,7 +453,8 @@ step_verbs_iterations() {
 #     of 3+ nodes). Iteration-mode streams longer than the round's budget on three nodes, one pair at
 #     a time, so a rank idles in every round: rank 0 in round 1 (node2 <-> node3), another rank in
 #     rounds 2 and 3. Their waits for the round's end go on while the ranks they wait for show signs
-#     of life (a fixed budget named two healthy nodes lost here: rank_lost, verdict error, at 76 s).
+#     of life (with a fixed budget, 070e9f4 failed this step: rank_lost for node2 and node3, both
+#     healthy, after round 1, verdict error).
 #     Each direction sized to ~70 s at the baseline's fastest rate.
 step_long_rounds() {
   local fastest_kbit iterations

@@ -74,14 +74,19 @@ finish() {
   "$lab" consoles 8 2>&1
   # Soft-RoCE's own counters, those not 0: a transport error (a PSN sequence error, a retransmission,
   # a request the responder refused as invalid) shows there and not on the consoles.
-  local i
+  # Into a file, not a pipe: ssh hands its output descriptors to the node's connection master,
+  # which keeps them open after `timeout` ended the client; for a dead node, minutes (a
+  # $(timeout 15 lab exec node3 ...) took 200 s after node3 was killed: lab_lost-nodes' ctest
+  # timeouts whenever one of its checks failed).
+  local i answer="$work/.node-answer"
   for i in $(seq 1 "$nodes"); do
-    echo "--- node$i rxe0 counters not 0: $(timeout 15 "$lab" exec "node$i" -- sh -c \
-      'cd /sys/class/infiniband/rxe0/ports/1/hw_counters 2>/dev/null && grep -H . * | grep -v ":0$"' 2>&1 | tr '\n' ' ')"
+    timeout 15 "$lab" exec "node$i" -- sh -c \
+      'cd /sys/class/infiniband/rxe0/ports/1/hw_counters 2>/dev/null && grep -H . * | grep -v ":0$"' >"$answer" 2>&1
+    echo "--- node$i rxe0 counters not 0: $(tr '\n' ' ' <"$answer")"
     # The guest's side of its data NIC's transmit queue (packets completed, kicks, timeouts), to
     # set beside the host's view in `lab status` when a transmit queue stalled.
-    echo "--- node$i eth1 transmit queue as the guest counts it: $(timeout 15 "$lab" exec "node$i" -- sh -c \
-      'ethtool -S eth1 | grep -E "tx_queue_0_(packets|kicks|tx_timeouts)"' 2>&1 | tr -s ' \n' ' ')"
+    timeout 15 "$lab" exec "node$i" -- sh -c 'ethtool -S eth1 | grep -E "tx_queue_0_(packets|kicks|tx_timeouts)"' >"$answer" 2>&1
+    echo "--- node$i eth1 transmit queue as the guest counts it: $(tr -s ' \n' ' ' <"$answer")"
   done
   exit 1
 }

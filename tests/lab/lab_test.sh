@@ -93,18 +93,17 @@ finish() {
 # `lab acceptance` into $work/NAME (log: $work/NAME.log), ended at the step's limit: then the step
 # fails here, naming the processes of the run that were still there, with the lab's evidence.
 acceptance_within_limit() {  # name, lab acceptance options...
-  local name=$1 rc
+  local name=$1 rc left=0 limit=()
   shift
-  if [ "$step_limit" -le 0 ]; then
-    "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
-    return "${PIPESTATUS[0]}"
+  if [ "$step_limit" -gt 0 ]; then
+    left=$((step_limit - SECONDS))
+    [ $left -gt 0 ] || { fail "$name: not started, the step's ${step_limit} s are spent"; finish; }
+    # timeout signals its whole process group: the lab script, its ssh into node1, the fault trigger.
+    limit=(timeout --kill-after=10 "$left")
   fi
-  local left=$((step_limit - SECONDS))
-  [ $left -gt 0 ] || { fail "$name: not started, the step's ${step_limit} s are spent"; finish; }
-  # timeout signals its whole process group: the lab script, its ssh into node1, the fault trigger.
-  timeout --kill-after=10 "$left" "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
+  "${limit[@]}" "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
   rc=${PIPESTATUS[0]}
-  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+  if [ ${#limit[@]} -gt 0 ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then
     echo "--- processes of the lab's runs on this host at the limit:"
     ps -eo pid,etimes,args | grep -E "fabricproof|mpirun|lab (acceptance|fault|exec)" | grep -Ev "grep|qemu-system"
     fail "$name: still running at the step's limit (${step_limit} s), ended after $left s; its log: $work/$name.log"

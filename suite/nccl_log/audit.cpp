@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <regex>
 #include <tuple>
 
 namespace fabricproof::nccl {
@@ -51,9 +52,20 @@ std::string channels_text(const std::vector<int>& channels) { return fmt::format
 std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
   std::vector<Finding> out;
   const std::string rule_socket = "no connection between nodes uses NET/Socket";
-  if (facts.connections.empty()) {
-    out.push_back({"nccl_transport_lines", "log", Verdict::error, 0, "connection lines ('... via NET/IB/0')",
-                   "the log shows which transport every rank uses", std::string("No transport lines in the log: ") + kDebugHint + "."});
+  const std::string rule_lines = "the log shows which transport every rank uses";
+  if (facts.connections.empty() && facts.nranks == 1) {
+    // Every communicator of the log has one rank (nranks is the largest declared): NCCL connects
+    // nothing, so there is no transport to show. Not a pass: nothing was checked.
+    out.push_back({"nccl_transport_lines", "log", Verdict::skip, 0, "connection lines ('... via NET/IB/0')", rule_lines,
+                   "Every communicator in the log has 1 rank, so NCCL opens no connection: run 2 or more ranks to see the transports."});
+  } else if (facts.connections.empty()) {
+    // With NCCL's warnings in the log, the communicator most likely failed before it connected
+    // (on a GPU: "Duplicate GPU detected", two ranks on one GPU): the logging was not the problem.
+    const std::string hint = facts.warnings.empty()
+                                 ? std::string("No transport lines in the log: ") + kDebugHint + "."
+                                 : "NCCL warned and connected nothing: the communicator most likely failed before it connected; "
+                                   "read the nccl_warning findings (and the collectives' error).";
+    out.push_back({"nccl_transport_lines", "log", Verdict::error, 0, "connection lines ('... via NET/IB/0')", rule_lines, hint});
   }
   // Socket fallback: every inter-node NET/Socket connection, one finding per rank, peer and direction.
   bool named = false;
@@ -111,9 +123,11 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
                      "and that GPU and NIC share a PCIe switch or host bridge."});
   }
   // NCCL's own warnings, one finding per distinct message.
+  // Keyed without addresses: every rank's "job 0x5595bff13410 failed" is one warning.
+  static const std::regex address(R"(0x[0-9a-fA-F]{6,})");
   std::map<std::string, std::pair<uint64_t, const Warning*>> warnings;
   for (const auto& w : facts.warnings) {
-    auto& entry = warnings[w.message];
+    auto& entry = warnings[std::regex_replace(w.message, address, "0x...")];
     if (entry.first == 0) entry.second = &w;
     entry.first += w.count;
   }

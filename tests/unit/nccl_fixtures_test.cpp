@@ -123,6 +123,67 @@ TEST(NcclFixtures, InitOnlyLogIsAnErrorNotAPass) {
   EXPECT_EQ(exit_code_for(worst_verdict(findings)), 2);
 }
 
+// A real log of a 1-rank NCCL 2.28.3 job on an H200 (scripts/gpu-check, 2026-12-04): NCCL finds
+// no IB device and picks its socket network, but a communicator of one rank connects nothing.
+// Its audit once said error ("no transport lines"); it must say skip, and no socket fallback.
+TEST(NcclFixtures, OneRankLogHasNoTransportToShowAndIsNoError) {
+  const auto f = nccl::parse_files({fixture("h200-one-rank-2.28.3.log")});
+  EXPECT_EQ(f.version, "2.28.3+cuda13.0");
+  EXPECT_EQ(f.nranks, 1);
+  EXPECT_TRUE(f.connections.empty());
+  EXPECT_TRUE(f.net.ib_no_device);
+  const auto findings = nccl::audit(f);
+  const auto lines = test::with_id(findings, "nccl_transport_lines");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].verdict, Verdict::skip);
+  EXPECT_NE(lines[0].hint.find("1 rank"), std::string::npos) << lines[0].hint;
+  const auto socket = test::with_id(findings, "nccl_socket_fallback");
+  ASSERT_EQ(socket.size(), 1u);
+  EXPECT_NE(socket[0].verdict, Verdict::fail) << "one rank on one host uses no network";
+  EXPECT_EQ(test::with_id(findings, "nccl_rdma_device").at(0).verdict, Verdict::warn);
+  EXPECT_EQ(worst_verdict(findings), Verdict::warn);
+}
+
+// Two ranks on one H200 (scripts/gpu-check step 5, NCCL 2.28.3): NCCL refuses the communicator
+// ("Duplicate GPU detected") before it connects. The audit still errs (no transport seen), but
+// points at NCCL's warnings rather than at NCCL_DEBUG, and each rank's "job 0x... failed" is one.
+TEST(NcclFixtures, TwoRanksOnOneGpuFailBeforeConnectingAndTheHintSaysSo) {
+  const auto f = nccl::parse_files({fixture("h200-duplicate-gpu/rank-0.log"), fixture("h200-duplicate-gpu/rank-1.log")});
+  EXPECT_EQ(f.nranks, 2);
+  EXPECT_TRUE(f.connections.empty());
+  ASSERT_EQ(f.warnings.size(), 4u);
+  const auto findings = nccl::audit(f);
+  const auto lines = test::with_id(findings, "nccl_transport_lines");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].verdict, Verdict::error);
+  EXPECT_NE(lines[0].hint.find("failed before it connected"), std::string::npos) << lines[0].hint;
+  const auto warnings = test::with_id(findings, "nccl_warning");
+  ASSERT_EQ(warnings.size(), 3u) << "two 'Duplicate GPU' messages (the ranks in either order) and one 'job 0x... failed'";
+  int duplicate = 0;
+  for (const auto& w : warnings) {
+    const std::string message = w.measured.at("message");
+    if (message.find("Duplicate GPU detected") != std::string::npos) ++duplicate;
+    if (message.find("ncclAsyncJobComplete") != std::string::npos) EXPECT_EQ(w.measured.at("count"), 2) << message;
+  }
+  EXPECT_EQ(duplicate, 2);
+}
+
+// nccl-tests 2.19.6's own output on an H200 (scripts/gpu-check): every row, 8 B .. 1 GiB, read;
+// its in-place algbw of a 1-rank no-op is printed as "1e+06".
+TEST(NcclFixtures, RealAllReducePerfOutputFromAnH200) {
+  const auto f = nccl::parse_files({test::fixture("gpu/2026-12-04-NVIDIA-H200/all_reduce_perf.txt").string()});
+  ASSERT_TRUE(f.nccl_tests);
+  const auto& t = *f.nccl_tests;
+  EXPECT_EQ(t.nranks, 1);
+  ASSERT_EQ(t.rows.size(), 28u);
+  EXPECT_EQ(t.rows_dropped, 0u);
+  EXPECT_EQ(t.rows.front().size, 8u);
+  EXPECT_EQ(t.rows.back().size, 1073741824u);
+  EXPECT_DOUBLE_EQ(t.rows.back().out_of_place.algbw_GBps, 2124.3);
+  EXPECT_DOUBLE_EQ(t.rows.back().in_place.algbw_GBps, 1e6);
+  EXPECT_EQ(t.out_of_bounds, 0);
+}
+
 TEST(NcclFixtures, NcclTestsTableWithInfoLinesInside) {
   const auto f = nccl::parse_files({fixture("nccl-tests-allreduce.log")});
   ASSERT_TRUE(f.nccl_tests);

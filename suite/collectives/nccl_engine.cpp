@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -36,7 +37,11 @@ std::string cuda_error(const char* call, cudaError_t e) {
 
 // Owners of this rank's CUDA objects, freed in reverse order of declaration.
 struct DeviceFree {
-  void operator()(void* p) const { cudaFree(p); }
+  decltype(&ncclMemFree) nccl_free = nullptr;  // set when ncclMemAlloc made the buffer
+  void operator()(void* p) const {
+    if (nccl_free) nccl_free(p);
+    else cudaFree(p);
+  }
 };
 struct StreamDestroy {
   void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
@@ -158,6 +163,7 @@ class NcclEngine : public Engine {
       : session_(session), nccl_(nccl_library(&nccl_missing_)), timeout_(std::chrono::duration<double>(timeout_s)), comm_(nccl_, session, timeout_) {
     rank_ = mpi::rank_in(group);
     ranks_ = mpi::size_of(group);
+    max_bytes_ = max_bytes;
     error_ = setup(session, group, device, max_bytes);
   }
 
@@ -171,7 +177,7 @@ class NcclEngine : public Engine {
     if (!error_.empty()) return error_;
     const uint64_t in_count = c.op == CollOp::broadcast && rank_ != 0 ? 0 : coll_input_elements(c.op, c.chunk, ranks_);
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    return kernels::fill_collective(input(c), in_count, output(c), out_count, c.dtype, rank_, stream_.get());
+    return kernels::fill_collective(input(c, 0), in_count, output(c, 0), out_count, c.dtype, rank_, stream_.get());
   }
 
   std::string run(const CollCall& c, int calls, double* seconds) override {
@@ -182,8 +188,11 @@ class NcclEngine : public Engine {
     // may return ncclInProgress: it is settled with a busy poll, not a sleep.
     {
       mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count()), fmt::format("NCCL {} enqueue", to_string(c.op)));
+      // Each call on the next slice of the buffers, as nccl-tests (coll_call_offset): the first
+      // call, the one a check follows, on the filled one.
+      const uint64_t span = std::max(coll_input_elements(c.op, c.chunk, ranks_), coll_output_elements(c.op, c.chunk, ranks_)) * size_of(c.dtype);
       for (int i = 0; i < calls; ++i) {
-        const ncclResult_t r = enqueue(c);
+        const ncclResult_t r = enqueue(c, coll_call_offset(span, max_bytes_, i));
         if (r == ncclInProgress) {
           if (auto e = comm_.settle("enqueue", Communicator::Settle::busy); !e.empty()) return fail(e);
         } else if (r != ncclSuccess) {
@@ -207,17 +216,30 @@ class NcclEngine : public Engine {
   std::string count_wrong(const CollCall& c, uint64_t* wrong) override {
     if (!error_.empty()) return error_;
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    return kernels::count_collective_wrong(output(c), out_count, c.op, c.redop, c.dtype, rank_, ranks_, c.chunk, wrong, stream_.get());
+    return kernels::count_collective_wrong(output(c, 0), out_count, c.op, c.redop, c.dtype, rank_, ranks_, c.chunk, wrong, stream_.get());
   }
 
  private:
   // CUDA resources of this rank; "" or the first error.
   std::string allocate(int device, uint64_t max_bytes) {
     if (auto e = cuda_error("cudaSetDevice", cudaSetDevice(device)); !e.empty()) return e;
+    // The buffers come from ncclMemAlloc where NCCL has it, as nccl-tests (>= NCCL 2.19) takes
+    // them: memory NCCL can register and map (user buffer registration, NVLink SHARP). On one
+    // H200 the choice did not move a 1-rank allreduce (scripts/gpu-check's timing probe).
+    // FABRICPROOF_GPU_BUFFERS=cudaMalloc takes plain cudaMalloc memory, to compare the two.
+    const char* choice = std::getenv("FABRICPROOF_GPU_BUFFERS");
+    const bool nccl_memory = nccl_->MemAlloc && !(choice && std::string(choice) == "cudaMalloc");
+    buffers_ = nccl_memory ? "ncclMemAlloc" : "cudaMalloc";
     for (DeviceBuffer* buffer : {&send_, &recv_}) {
       void* p = nullptr;
-      if (auto e = cuda_error("cudaMalloc", cudaMalloc(&p, max_bytes)); !e.empty()) return e;
-      buffer->reset(p);
+      if (nccl_memory) {
+        if (const ncclResult_t r = nccl_->MemAlloc(&p, max_bytes); r != ncclSuccess)
+          return fmt::format("ncclMemAlloc of {} bytes: {}", max_bytes, nccl_->GetErrorString(r));
+        *buffer = DeviceBuffer(p, DeviceFree{nccl_->MemFree});
+      } else {
+        if (auto e = cuda_error("cudaMalloc", cudaMalloc(&p, max_bytes)); !e.empty()) return e;
+        buffer->reset(p);
+      }
     }
     cudaStream_t stream = nullptr;
     if (auto e = cuda_error("cudaStreamCreate", cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); !e.empty()) return e;
@@ -256,25 +278,28 @@ class NcclEngine : public Engine {
                   : fmt::format("one CUDA event pair over the calls, enqueued on a non-blocking communicator ({}): NCCL >= 2.23 starts a "
                                 "thread per call, which small sizes' times include",
                                 forced ? "NCCL_COMM_BLOCKING=0 in the environment" : "a rank's NCCL lacks ncclCommSplit, NCCL < 2.18");
+    timing_ += fmt::format("; each call on the next slice of the buffers (from {}), as nccl-tests", buffers_);
     return "";
   }
 
-  void* input(const CollCall& c) const {
-    if (!c.in_place) return send_.get();
-    return static_cast<char*>(recv_.get()) + coll_in_place_offset(c.op, rank_, c.chunk) * size_of(c.dtype);
+  // Where a call `shift` bytes into the buffers reads (coll_call_offset).
+  void* input(const CollCall& c, uint64_t shift) const {
+    if (!c.in_place) return static_cast<char*>(send_.get()) + shift;
+    return static_cast<char*>(recv_.get()) + shift + coll_in_place_offset(c.op, rank_, c.chunk) * size_of(c.dtype);
   }
 
   // Where the result lands: in-place reduce_scatter writes this rank's chunk inside its input, at
   // rank x chunk (NCCL's in-place rule: recvbuff == sendbuff + rank * recvcount).
-  void* output(const CollCall& c) const {
-    if (c.in_place && c.op == CollOp::reduce_scatter) return static_cast<char*>(recv_.get()) + static_cast<size_t>(rank_) * c.chunk * size_of(c.dtype);
-    return recv_.get();
+  void* output(const CollCall& c, uint64_t shift) const {
+    char* out = static_cast<char*>(recv_.get()) + shift;
+    if (c.in_place && c.op == CollOp::reduce_scatter) return out + static_cast<size_t>(rank_) * c.chunk * size_of(c.dtype);
+    return out;
   }
 
-  ncclResult_t enqueue(const CollCall& c) {
+  ncclResult_t enqueue(const CollCall& c, uint64_t shift) {
     const auto type = nccl_type(c.dtype);
-    const void* in = input(c);
-    void* out = output(c);
+    const void* in = input(c, shift);
+    void* out = output(c, shift);
     switch (c.op) {
       case CollOp::allreduce: return nccl_->AllReduce(in, out, c.chunk, type, nccl_op(c.redop), comm_.get(), stream_.get());
       case CollOp::allgather: return nccl_->AllGather(in, out, c.chunk, type, comm_.get(), stream_.get());
@@ -326,6 +351,8 @@ class NcclEngine : public Engine {
   int rank_ = 0;
   int ranks_ = 1;
   // Declared before the communicator: it ends (finalize or abort) before they are freed.
+  uint64_t max_bytes_ = 0;  // each of send_ and recv_
+  std::string buffers_;    // their allocator
   DeviceBuffer send_;
   DeviceBuffer recv_;
   Stream stream_;

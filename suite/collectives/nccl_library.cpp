@@ -64,6 +64,9 @@ Loaded load() {
          resolve(handle, "ncclGroupStart", &n.GroupStart, &l.why) && resolve(handle, "ncclGroupEnd", &n.GroupEnd, &l.why);
   if (!l.ok) l.why = fmt::format("{} ({})", l.why, n.path);
   n.CommSplit = reinterpret_cast<decltype(n.CommSplit)>(dlsym(handle, "ncclCommSplit"));
+  n.MemAlloc = reinterpret_cast<decltype(n.MemAlloc)>(dlsym(handle, "ncclMemAlloc"));
+  n.MemFree = reinterpret_cast<decltype(n.MemFree)>(dlsym(handle, "ncclMemFree"));
+  if (!n.MemAlloc || !n.MemFree) n.MemAlloc = nullptr, n.MemFree = nullptr;  // both or neither
   return l;  // the handle stays open for the life of the process
 }
 

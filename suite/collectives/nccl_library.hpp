@@ -27,6 +27,8 @@ struct NcclLibrary {
   decltype(&ncclGroupStart) GroupStart;
   decltype(&ncclGroupEnd) GroupEnd;
   decltype(&ncclCommSplit) CommSplit;  // optional (NCCL >= 2.18): nullptr when the library lacks it
+  decltype(&ncclMemAlloc) MemAlloc;    // optional (NCCL >= 2.19), as MemFree
+  decltype(&ncclMemFree) MemFree;
   std::string path;  // the file that was opened
 };
 

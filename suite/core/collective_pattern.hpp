@@ -47,6 +47,16 @@ FABRICPROOF_HOST_DEVICE inline uint64_t coll_output_elements(CollOp op, uint64_t
   return op == CollOp::allgather || op == CollOp::alltoall ? chunk * static_cast<uint64_t>(ranks) : chunk;
 }
 
+// Where call `call` of a run reads and writes, in bytes into each of a rank's buffers of
+// `buffer_bytes`: nccl-tests' startColl moves every call to the next slice of the buffers, a slice
+// being the larger of a rank's input and output (`span` bytes), "so that we avoid cache effects".
+// Without it, a size the GPU's L2 holds is timed from cache (an H200's 60 MB: a 1-rank allreduce of
+// 16 MiB took 6.9 us a call against nccl-tests' 11, 2026-12-04).
+inline uint64_t coll_call_offset(uint64_t span, uint64_t buffer_bytes, int call) {
+  const uint64_t slices = span > 0 && buffer_bytes >= span ? buffer_bytes / span : 1;
+  return span * (static_cast<uint64_t>(call) % slices);
+}
+
 // Element `index` of the result on `rank` (broadcast: root 0).
 FABRICPROOF_HOST_DEVICE inline double coll_expected_value(CollOp op, ReduceOp redop, int rank, int ranks, uint64_t chunk,
                                                           uint64_t index) {

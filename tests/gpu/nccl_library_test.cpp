@@ -28,6 +28,11 @@ TEST(NcclLibrary, OpensTheBuildsOrTheChosenNcclAndResolvesEveryFunction) {
   if (code >= 21800) {
     EXPECT_NE(nccl->CommSplit, nullptr) << "NCCL " << code << " has ncclCommSplit";
   }
+  // Optional, present from 2.19: the engine's buffers come from it, as nccl-tests' do.
+  if (code >= 21900) {
+    EXPECT_NE(nccl->MemAlloc, nullptr) << "NCCL " << code << " has ncclMemAlloc";
+    EXPECT_NE(nccl->MemFree, nullptr) << "NCCL " << code << " has ncclMemFree";
+  }
   EXPECT_STREQ(nccl->GetErrorString(ncclInvalidArgument), "invalid argument (run with NCCL_DEBUG=WARN for details)");
   EXPECT_TRUE(std::regex_match(nccl_version(), std::regex(R"(2\.\d+\.\d+)"))) << nccl_version();
 }

@@ -33,6 +33,20 @@ TEST(SweepSizes, StopsAtTheMaximumAndHandlesOddFactors) {
   EXPECT_EQ(sweep_sizes(8, 1024, 1), (std::vector<uint64_t>{8}));  // no growth: one size, never a loop
 }
 
+// nccl-tests' startColl: call i at span x (i mod buffer/span), inside the buffer, so that no two
+// consecutive calls touch the same memory while the buffer holds two slices or more.
+TEST(CallOffset, EveryCallTakesTheNextSliceAsNcclTestsDoes) {
+  const uint64_t buffer = 1u << 30, span = 16u << 20;  // 16 MiB in a 1 GiB buffer: 64 slices
+  EXPECT_EQ(coll_call_offset(span, buffer, 0), 0u);
+  EXPECT_EQ(coll_call_offset(span, buffer, 1), span);
+  EXPECT_EQ(coll_call_offset(span, buffer, 63), 63 * span);
+  EXPECT_EQ(coll_call_offset(span, buffer, 64), 0u);
+  for (int call = 0; call < 200; ++call) EXPECT_LE(coll_call_offset(span + 8, buffer, call) + span + 8, buffer) << call;
+  EXPECT_EQ(coll_call_offset(buffer, buffer, 5), 0u) << "the top size has one slice";
+  EXPECT_EQ(coll_call_offset(0, buffer, 5), 0u);
+  EXPECT_EQ(coll_call_offset(buffer + 1, buffer, 5), 0u) << "never past the buffer";
+}
+
 TEST(SizeClip, KeepsTheTopSizeWhenItFits) {
   const auto clip = clip_max_bytes(8, 64 << 20, 2, 1ull << 30, 2, 1ull << 31, "test memory");
   EXPECT_EQ(clip.max_bytes, 64u << 20);

@@ -23,31 +23,11 @@ std::string cuda_text(cudaError_t e) { return fmt::format("{}: {}", cudaGetError
 // DMA-BUF: the GPU exports the range as a dma-buf fd, the HCA imports it (kernel >= 5.12, rdma-core
 // >= 34, open GPU kernel modules). Returns the MR or null with the reason in `why`.
 ibv_mr* register_dmabuf(ibv_pd* pd, void* ptr, size_t bytes, int device, std::string& why) {
-  const auto supported = dmabuf_supported(device);
-  if (!supported || !*supported) {
-    why = supported ? "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0" : "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED unreadable";
-    return nullptr;
-  }
-  using GetHandle = CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
-  auto get_handle = reinterpret_cast<GetHandle>(driver_function("cuMemGetHandleForAddressRange"));
-  if (!get_handle) {
-    why = "the CUDA driver has no cuMemGetHandleForAddressRange";
-    return nullptr;
-  }
-  // The exported range must start and end on host pages; the MR then starts `offset` into the
-  // dma-buf (perftest's cuda_memory.c), whatever alignment cudaMalloc gave the pointer.
-  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const auto address = reinterpret_cast<uint64_t>(ptr);
-  const uint64_t aligned = address & ~(page - 1), offset = address - aligned;
-  const uint64_t span = (offset + bytes + page - 1) / page * page;
-  int fd = -1;
-  if (const CUresult r = get_handle(&fd, static_cast<CUdeviceptr>(aligned), span, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0); r != CUDA_SUCCESS) {
-    why = fmt::format("cuMemGetHandleForAddressRange: CUresult {}", static_cast<int>(r));
-    return nullptr;
-  }
-  ibv_mr* mr = ibv_reg_dmabuf_mr(pd, offset, bytes, address, fd, kAccess);
+  const DmabufExport exported = export_dmabuf(ptr, bytes, device, why);
+  if (exported.fd < 0) return nullptr;
+  ibv_mr* mr = ibv_reg_dmabuf_mr(pd, exported.offset, bytes, reinterpret_cast<uint64_t>(ptr), exported.fd, kAccess);
   const int error = errno;
-  close(fd);  // the MR holds its own reference to the dma-buf
+  close(exported.fd);  // the MR holds its own reference to the dma-buf
   if (!mr) why = fmt::format("ibv_reg_dmabuf_mr: {} ({})", std::strerror(error), error);
   return mr;
 }
@@ -64,6 +44,31 @@ ibv_mr* register_peermem(ibv_pd* pd, void* ptr, size_t bytes, std::string& why) 
 }
 
 }  // namespace
+
+DmabufExport export_dmabuf(void* ptr, size_t bytes, int device, std::string& why) {
+  DmabufExport out;
+  const auto supported = dmabuf_supported(device);
+  if (!supported || !*supported) {
+    why = supported ? "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0" : "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED unreadable";
+    return out;
+  }
+  using GetHandle = CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
+  auto get_handle = reinterpret_cast<GetHandle>(driver_function("cuMemGetHandleForAddressRange"));
+  if (!get_handle) {
+    why = "the CUDA driver has no cuMemGetHandleForAddressRange";
+    return out;
+  }
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const auto address = reinterpret_cast<uint64_t>(ptr);
+  const uint64_t start = address & ~(page - 1);
+  out.offset = address - start;
+  out.span = (out.offset + bytes + page - 1) / page * page;
+  if (const CUresult r = get_handle(&out.fd, static_cast<CUdeviceptr>(start), out.span, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0); r != CUDA_SUCCESS) {
+    why = fmt::format("cuMemGetHandleForAddressRange: CUresult {}", static_cast<int>(r));
+    out.fd = -1;
+  }
+  return out;
+}
 
 // Whether GPUDirect RDMA writes must be flushed before a kernel on this GPU reads them: devices
 // that do not order them for their own context (cudaDevAttrGPUDirectRDMAWritesOrdering below

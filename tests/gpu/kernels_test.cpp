@@ -8,26 +8,12 @@
 #include "core/collective_pattern.hpp"
 #include "core/pattern.hpp"
 #include "gpu/cuda_probe.hpp"
+#include "gpu_fixture.hpp"
 #include "kernels/collective.hpp"
 #include "kernels/pattern.hpp"
 
 namespace fabricproof {
 namespace {
-
-class Gpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) GTEST_SKIP() << "no CUDA device: " << cudaGetErrorString(e);
-    ASSERT_EQ(cudaMalloc(&buffer_, kBytes), cudaSuccess);
-  }
-  void TearDown() override {
-    if (buffer_) cudaFree(buffer_);
-  }
-  static constexpr size_t kBytes = 64u << 20;
-  void* buffer_ = nullptr;
-};
 
 TEST_F(Gpu, PatternFillThenVerifyFindsNoMismatchAndCountsACorruptedWord) {
   ASSERT_EQ(kernels::fill_pattern(buffer_, kBytes, 42), "");

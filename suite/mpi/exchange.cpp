@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <regex>
 #include <thread>
 
 namespace fabricproof::mpi {
@@ -219,6 +221,10 @@ std::string agree_on_error(Session& s, MPI_Comm comm, const std::string& mine, C
   std::array<char, 512> text{};
   if (static_cast<uint64_t>(rank) == first) mine.copy(text.data(), text.size() - 1);
   broadcast_bytes(s, comm, text.data(), static_cast<int>(text.size()), static_cast<int>(first), deadline, "sharing an error");
+  // An error agreed before (an engine's setup error, which every rank returns again from each
+  // call) already names its rank: not twice.
+  static const std::regex agreed(R"(rank \d+ of the group: .*)");
+  if (std::regex_match(text.data(), agreed)) return text.data();
   return fmt::format("rank {} of the group: {}", first, text.data());
 }
 

@@ -128,6 +128,10 @@ TEST(Exchange, AgreeOnErrorTellsEveryRankTheFirstError) {
   const std::string mine = s.rank() == 1 ? "boom on rank 1" : (s.rank() == 2 ? "later error" : "");
   EXPECT_EQ(agree_on_error(s, s.world(), mine, deadline_in(30)), "rank 1 of the group: boom on rank 1");
   EXPECT_EQ(agree_on_error(s, s.world(), "", deadline_in(30)), "");
+  // An agreed error, agreed again (an engine's setup error from each later call), keeps one prefix
+  // (seen on a GPU: "rank 0 of the group: rank 0 of the group: ncclCommInitRankConfig: ...").
+  const std::string agreed = "rank 1 of the group: boom on rank 1";
+  EXPECT_EQ(agree_on_error(s, s.world(), agreed, deadline_in(30)), agreed);
 }
 
 TEST(Exchange, AllreduceAndBroadcastCarryValues) {

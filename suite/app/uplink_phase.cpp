@@ -122,6 +122,7 @@ UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session,
     if (me != plan.nodes.end() && mine.path.error.empty()) {
       sleep_until_epoch(std::stod(start) + me->clock_offset_s);
       mine.together = measure(flows, kOmitTogether, 2 * o.seconds);
+      mine.together.ended_at = epoch_now() - me->clock_offset_s;  // on rank 0's clock, to line the windows up
     }
     mpi::barrier(session, session.world(), mpi::deadline_in(step_s + kStartLead), "the uplink test of all nodes together");
   }
@@ -149,8 +150,9 @@ UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session,
     s.nodes.push_back(std::move(node));
   }
   outcome.findings = check_uplink(s);
-  double together = 0;
+  double together = 0;  // over the window every node measured, as uplink_aggregate counts it
   for (const auto& n : s.nodes) together += n.together.status == Status::ok ? n.together.gbps : 0;
+  if (const auto common = together_in_common_window(s.nodes)) together = common->gbps;
   outcome.summary = s.together_skipped.empty() ? fmt::format("{} node(s), {:.3g} Gb/s all together", s.nodes.size(), together)
                                                : fmt::format("{} node(s), one at a time", s.nodes.size());
   return outcome;

@@ -92,6 +92,16 @@ UplinkFlows parse_iperf3_json(const std::string& text) {
   f.flows = static_cast<int>(f.per_flow_gbps.size());
   if (end.contains("sum_sent"))
     if (const json* r = number_at(end["sum_sent"], "retransmits")) f.retransmits = r->get<int64_t>();
+  // The measured intervals (not the omitted ones), for lining up the nodes' windows.
+  if (doc.contains("intervals") && doc["intervals"].is_array())
+    for (const auto& interval : doc["intervals"]) {
+      const json& sum_of = interval.is_object() && interval.contains("sum") ? interval["sum"] : json();
+      const json* start = number_at(sum_of, "start");
+      const json* stop = number_at(sum_of, "end");
+      const json* bytes = number_at(sum_of, "bytes");
+      if (!start || !stop || !bytes || sum_of.value("omitted", false)) continue;
+      f.intervals.push_back({start->get<double>(), stop->get<double>(), bytes->get<double>()});
+    }
   return f;
 }
 

@@ -23,6 +23,14 @@ struct UplinkTarget {
 std::optional<UplinkTarget> parse_uplink_target(const std::string& text, std::string& error);
 std::string to_string(const UplinkTarget& target);
 
+// One interval of iperf3's report after its --omit, in seconds of its own clock, and the bytes
+// received in it.
+struct UplinkInterval {
+  double start = 0;
+  double end = 0;
+  double bytes = 0;
+};
+
 // One measurement: `flows` TCP streams for `seconds`, received by the node.
 struct UplinkFlows {
   int flows = 0;
@@ -32,6 +40,10 @@ struct UplinkFlows {
   std::vector<double> per_flow_gbps;
   double seconds = 0;
   std::optional<int64_t> retransmits;   // the sender's TCP retransmissions, when iperf3 reports them
+  // All nodes together: when the window was on rank 0's clock. The last interval ended as iperf3
+  // exited (epoch seconds, the node's clock offset taken out); nullopt when not recorded.
+  std::vector<UplinkInterval> intervals;
+  std::optional<double> ended_at;
 };
 
 // The path from a node to its target, as the node's kernel routes it.
@@ -86,7 +98,8 @@ UplinkFlows uplink_error(int flows, std::string reason);
 UplinkFlows parse_iperf3_json(const std::string& text);
 
 FABRICPROOF_JSON(UplinkTarget, host, port)
-FABRICPROOF_JSON(UplinkFlows, flows, status, reason, gbps, per_flow_gbps, seconds, retransmits)
+FABRICPROOF_JSON(UplinkInterval, start, end, bytes)
+FABRICPROOF_JSON(UplinkFlows, flows, status, reason, gbps, per_flow_gbps, seconds, retransmits, intervals, ended_at)
 FABRICPROOF_JSON(UplinkPath, interface, local_address, rdma, link_gbps, links, error)
 FABRICPROOF_JSON(UplinkNode, host, rank, target, path, single, parallel, together)
 FABRICPROOF_JSON(UplinkSection, targets, seconds, flows, need_gbps, need_source, together_skipped, nodes)

@@ -84,7 +84,7 @@ Finding check_aggregate(const UplinkSection& s) {
   if (!s.together_skipped.empty())
     return Finding("uplink_aggregate", "cluster", Verdict::skip, nullptr, fmt::format(">= {:.4g} Gb/s", need),
                    "all nodes together carry uplink.ingest_gbps", s.together_skipped);
-  double sum = 0;
+  double sum = 0, shortest = 0;
   bool complete = true;
   json per_node = json::object();
   for (const auto& n : s.nodes) {
@@ -92,17 +92,73 @@ Finding check_aggregate(const UplinkSection& s) {
     complete &= ok;
     sum += ok ? n.together.gbps : 0;
     per_node[n.host] = ok ? json(n.together.gbps) : json(nullptr);
+    if (ok) shortest = shortest == 0 ? n.together.seconds : std::min(shortest, n.together.seconds);
   }
-  const Verdict v = !complete ? Verdict::error : sum >= need ? Verdict::pass : Verdict::fail;
-  return Finding("uplink_aggregate", "cluster", v, {{"gbps", sum}, {"per_node_gbps", per_node}},
-                 fmt::format(">= {:.4g} Gb/s ({})", need, s.need_source), "all nodes together carry uplink.ingest_gbps",
+  json measured = {{"gbps", sum}, {"per_node_gbps", per_node}};
+  // Counted over the common window where the nodes' windows are known; a window shorter than half
+  // of a node's own is not "together" and fails closed.
+  bool apart = false;
+  if (const auto common = complete ? together_in_common_window(s.nodes) : std::nullopt) {
+    sum = common->gbps;
+    for (size_t i = 0; i < s.nodes.size(); ++i) per_node[s.nodes[i].host] = common->per_node_gbps[i];
+    measured = {{"gbps", sum},
+                {"per_node_gbps", per_node},
+                {"common_window_s", common->window_s},
+                {"sum_of_node_averages_gbps", common->sum_of_averages_gbps}};
+    apart = common->window_s < 0.5 * shortest;
+  }
+  const Verdict v = !complete || apart ? Verdict::error : sum >= need ? Verdict::pass : Verdict::fail;
+  return Finding("uplink_aggregate", "cluster", v, measured, fmt::format(">= {:.4g} Gb/s ({})", need, s.need_source),
+                 "all nodes together carry uplink.ingest_gbps",
                  v == Verdict::pass ? ""
                  : !complete        ? "Not every node measured: the aggregate is unknown, not passed. " + std::string(kServerHint)
-                                 : "The uplink (or the target's link) is smaller than the dataset read rate: size it to the "
-                                   "read rate (fabricproof plan-uplink), and check each node's figure for the odd one.");
+                 : apart ? fmt::format("The nodes measured together for only {:.2g} s of their {:.2g} s windows (a node's iperf3 started "
+                                       "late: a loaded node, a slow connect to the target): not measured together, not passed. Run again.",
+                                       measured["common_window_s"].get<double>(), shortest)
+                         : "The uplink (or the target's link) is smaller than the dataset read rate: size it to the "
+                           "read rate (fabricproof plan-uplink), and check each node's figure for the odd one.");
 }
 
 }  // namespace
+
+std::optional<TogetherAggregate> together_in_common_window(const std::vector<UplinkNode>& nodes) {
+  struct Placed {
+    double shift = 0;  // from iperf3's own clock to rank 0's
+    const UplinkFlows* flows = nullptr;
+  };
+  std::vector<Placed> placed;
+  TogetherAggregate out;
+  double from = 0, to = 0;
+  for (const auto& n : nodes) {
+    const UplinkFlows& f = n.together;
+    if (f.status != Status::ok) continue;
+    if (f.intervals.empty() || !f.ended_at) return std::nullopt;
+    const Placed p{*f.ended_at - f.intervals.back().end, &f};
+    const double first = p.shift + f.intervals.front().start, last = *f.ended_at;
+    from = placed.empty() ? first : std::max(from, first);
+    to = placed.empty() ? last : std::min(to, last);
+    placed.push_back(p);
+    out.sum_of_averages_gbps += f.gbps;
+  }
+  if (placed.empty()) return std::nullopt;
+  out.window_s = std::max(0.0, to - from);
+  for (const auto& n : nodes) {
+    double gbps = 0;
+    if (n.together.status == Status::ok && out.window_s > 0) {
+      const auto& p = *std::find_if(placed.begin(), placed.end(), [&](const Placed& q) { return q.flows == &n.together; });
+      double bytes = 0;  // each interval's bytes taken as spread evenly over it
+      for (const auto& i : n.together.intervals) {
+        const double a = p.shift + i.start, b = p.shift + i.end;
+        const double inside = std::min(b, to) - std::max(a, from);
+        if (inside > 0 && b > a) bytes += i.bytes * inside / (b - a);
+      }
+      gbps = bytes * 8 / out.window_s / 1e9;
+    }
+    out.per_node_gbps.push_back(gbps);
+    out.gbps += gbps;
+  }
+  return out;
+}
 
 std::vector<Finding> check_uplink(const UplinkSection& s) {
   std::vector<Finding> out;

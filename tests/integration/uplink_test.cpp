@@ -61,6 +61,11 @@ TEST(UplinkPhase, OneFlowAndParallelFlowsReachTheReportAndPass) {
   const auto aggregate = findings_with_id(report, "uplink_aggregate");
   ASSERT_EQ(aggregate.size(), 1u);
   EXPECT_EQ(aggregate[0]["verdict"], "pass") << aggregate[0].dump();
+  // Together is counted over the window every node measured: this node's own, placed on rank 0's clock.
+  ASSERT_FALSE(n["together"]["intervals"].empty()) << n["together"].dump();
+  EXPECT_GT(n["together"]["ended_at"].get<double>(), 1.7e9);
+  EXPECT_NEAR(aggregate[0]["measured"]["common_window_s"].get<double>(), n["together"]["seconds"].get<double>(), 0.2) << aggregate[0].dump();
+  EXPECT_NEAR(aggregate[0]["measured"]["gbps"].get<double>(), n["together"]["gbps"].get<double>(), 0.05 * n["together"]["gbps"].get<double>());
   EXPECT_NE(read_text(out / "report.md").find("## Uplink"), std::string::npos);
   EXPECT_NE(read_text(out / "report.html").find("class=\"uplink\""), std::string::npos) << "the per-node chart";
   EXPECT_NE(read_text(out / "report.prom").find("fabricproof_uplink_ingest_bytes_per_second{flows=\"2\",host="), std::string::npos);

@@ -322,7 +322,10 @@ step_uplink() {
   expect "the route to storage leaves through the service address's interface, not the fabric" "[.uplink.nodes[].path | .interface == \"uplink0\" and .rdma == false] | all" "$r"
   expect "one flow stays at one link's rate" "[.uplink.nodes[].single.gbps] | all(. <= $link * 1.05)" "$r"
   expect "parallel flows reach beyond one link (both links)" "[.uplink.nodes[] | .parallel.gbps >= $link * 1.3] | all" "$r"
-  expect "all nodes together share the storage link" "([.uplink.nodes[].together.gbps] | add) as \$t | ([.uplink.nodes[].parallel.gbps] | add) as \$p | \$t <= $storage * 1.05 and \$t < 0.8 * \$p" "$r"
+  # Together: the aggregate over the window in which every node measured (the nodes' own averages
+  # added up came to 53.9 Mb/s on this 50 Mbit/s link once, their windows not lined up).
+  jq -r '.findings[] | select(.id == "uplink_aggregate") | "together: \(.measured.gbps * 1000 | round) Mb/s over the common \(.measured.common_window_s) s (the averages of the nodes added up: \(.measured.sum_of_node_averages_gbps * 1000 | round) Mb/s)"' "$r"
+  expect "all nodes together share the storage link" "([.findings[] | select(.id == \"uplink_aggregate\") | .measured.gbps][0]) as \$t | ([.uplink.nodes[].parallel.gbps] | add) as \$p | \$t <= $storage * 1.05 and \$t < 0.8 * \$p" "$r"
   expect "one flow short of the share warns with the parallel-streams hint on every node" "[.findings[] | select(.id == \"uplink_single_flow\") | .verdict == \"warn\" and (.hint | contains(\"parallel streams\"))] | (length == $nodes and all)" "$r"
   expect "every node alone carries its share with parallel flows" "[.findings[] | select(.id == \"uplink_node_share\") | .verdict] | (length == $nodes and all(. == \"pass\"))" "$r"
   expect "all nodes together carry the need" "[.findings[] | select(.id == \"uplink_aggregate\") | .verdict] == [\"pass\"]" "$r"

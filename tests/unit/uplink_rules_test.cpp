@@ -59,6 +59,9 @@ TEST(Iperf3Json, ReverseRunWithTwoFlowsReadsTheReceivedFigures) {
   EXPECT_NEAR(f.gbps, sum, sum * 0.02) << "the sum over the streams is the total received";
   EXPECT_GT(f.seconds, 0.5);
   EXPECT_TRUE(f.retransmits.has_value());
+  ASSERT_EQ(f.intervals.size(), 1u) << "one 1-s interval, none omitted";
+  EXPECT_EQ(f.intervals[0].start, 0);
+  EXPECT_NEAR(f.intervals[0].bytes * 8 / f.intervals[0].end / 1e9, f.gbps, f.gbps * 0.02);
 }
 
 TEST(Iperf3Json, ErrorsAreNamedNeverAZeroThatPasses) {
@@ -187,6 +190,67 @@ TEST(UplinkRules, NoNeedOrNoTogetherRunIsASkipWithTheReason) {
   f = check_uplink(s);
   EXPECT_EQ(with_id(f, "uplink_aggregate").at(0).verdict, Verdict::skip);
   EXPECT_EQ(with_id(f, "uplink_aggregate").at(0).hint, s.together_skipped);
+}
+
+// A node's all-together measurement: `seconds` 1-s intervals at `gbps`, its iperf3 exiting at
+// `ended_at` on rank 0's clock.
+UplinkFlows windowed(double gbps, int seconds, double ended_at) {
+  UplinkFlows f = ok(4, gbps);
+  f.seconds = seconds;
+  for (int i = 0; i < seconds; ++i) f.intervals.push_back({double(i), double(i + 1), gbps * 1e9 / 8});
+  f.ended_at = ended_at;
+  return f;
+}
+
+// The lab's failure of 2026-12-04 in small: two nodes share a 50 Gb/s link; node2 starts 2 s late,
+// so for 2 s each has the link alone. Their own averages add up to 60 (more than the link); over
+// the 6 s both measured they carried 50.
+TEST(UplinkRules, TogetherCountsOnlyTheWindowEveryNodeMeasured) {
+  auto s = two_nodes(55);
+  s.nodes[0].together = windowed(30, 8, 1000);  // 992..1000
+  s.nodes[1].together = windowed(30, 8, 1002);  // 994..1002
+  // Inside 994..1000 each had 25 Gb/s, outside it alone 50: rewrite the intervals to say so.
+  for (int i = 0; i < 8; ++i) {
+    s.nodes[0].together.intervals[i].bytes = (i < 2 ? 50 : 25) * 1e9 / 8;
+    s.nodes[1].together.intervals[i].bytes = (i >= 6 ? 50 : 25) * 1e9 / 8;
+  }
+  const auto common = together_in_common_window(s.nodes);
+  ASSERT_TRUE(common);
+  EXPECT_DOUBLE_EQ(common->window_s, 6);
+  EXPECT_DOUBLE_EQ(common->gbps, 50);
+  EXPECT_DOUBLE_EQ(common->sum_of_averages_gbps, 60);
+  const auto aggregate = with_id(check_uplink(s), "uplink_aggregate").at(0);
+  EXPECT_EQ(aggregate.verdict, Verdict::fail) << "50 < 55: the sum of the averages (60) would have passed";
+  EXPECT_DOUBLE_EQ(aggregate.measured["gbps"].get<double>(), 50);
+  EXPECT_DOUBLE_EQ(aggregate.measured["common_window_s"].get<double>(), 6);
+  EXPECT_DOUBLE_EQ(aggregate.measured["per_node_gbps"]["node2"].get<double>(), 25);
+}
+
+// Part of an interval inside the window counts in proportion; windows that barely overlap are not
+// "together": the aggregate fails closed (error), whatever the figures.
+TEST(UplinkRules, TogetherSplitsIntervalsAndRefusesWindowsThatBarelyOverlap) {
+  auto s = two_nodes(10);
+  s.nodes[0].together = windowed(40, 8, 1000.0);
+  s.nodes[1].together = windowed(40, 8, 1000.5);  // 992.5..1000.5: 7.5 s in common
+  const auto common = together_in_common_window(s.nodes);
+  ASSERT_TRUE(common);
+  EXPECT_DOUBLE_EQ(common->window_s, 7.5);
+  EXPECT_NEAR(common->gbps, 80, 1e-9);
+  EXPECT_EQ(with_id(check_uplink(s), "uplink_aggregate").at(0).verdict, Verdict::pass);
+  s.nodes[1].together = windowed(40, 8, 1005);  // 997..1005: 3 s in common, less than half of 8
+  const auto apart = with_id(check_uplink(s), "uplink_aggregate").at(0);
+  EXPECT_EQ(apart.verdict, Verdict::error);
+  EXPECT_NE(apart.hint.find("not measured together"), std::string::npos) << apart.hint;
+  s.nodes[1].together = windowed(40, 8, 1020);  // no overlap at all
+  EXPECT_EQ(together_in_common_window(s.nodes)->window_s, 0);
+  EXPECT_EQ(with_id(check_uplink(s), "uplink_aggregate").at(0).verdict, Verdict::error);
+}
+
+// A report from before the windows were kept: the averages' sum, as before.
+TEST(UplinkRules, WithoutWindowsTheAggregateIsTheSumOfTheAverages) {
+  const auto s = two_nodes(40);
+  EXPECT_FALSE(together_in_common_window(s.nodes));
+  EXPECT_EQ(with_id(check_uplink(s), "uplink_aggregate").at(0).measured["gbps"], 80);
 }
 
 }  // namespace

@@ -92,15 +92,19 @@ UplinkFlows parse_iperf3_json(const std::string& text) {
   f.flows = static_cast<int>(f.per_flow_gbps.size());
   if (end.contains("sum_sent"))
     if (const json* r = number_at(end["sum_sent"], "retransmits")) f.retransmits = r->get<int64_t>();
-  // The measured intervals (not the omitted ones), for lining up the nodes' windows.
+  // The measured intervals (not the omitted ones), for lining up the nodes' windows. Each starts
+  // where the one before ended, the first at 0 (the measurement's own start): iperf3 3.12's own
+  // start of the first interval after --omit is not to be trusted (once 1.00001 with its end at
+  // 1.000003, which made a 2 s window look like 1 s).
   if (doc.contains("intervals") && doc["intervals"].is_array())
     for (const auto& interval : doc["intervals"]) {
       const json& sum_of = interval.is_object() && interval.contains("sum") ? interval["sum"] : json();
-      const json* start = number_at(sum_of, "start");
       const json* stop = number_at(sum_of, "end");
       const json* bytes = number_at(sum_of, "bytes");
-      if (!start || !stop || !bytes || sum_of.value("omitted", false)) continue;
-      f.intervals.push_back({start->get<double>(), stop->get<double>(), bytes->get<double>()});
+      if (!stop || !bytes || sum_of.value("omitted", false)) continue;
+      const double start = f.intervals.empty() ? 0.0 : f.intervals.back().end;
+      if (stop->get<double>() <= start) continue;  // not later than the one before: nothing to place
+      f.intervals.push_back({start, stop->get<double>(), bytes->get<double>()});
     }
   return f;
 }

@@ -92,11 +92,11 @@ Finding check_aggregate(const UplinkSection& s) {
     complete &= ok;
     sum += ok ? n.together.gbps : 0;
     per_node[n.host] = ok ? json(n.together.gbps) : json(nullptr);
-    if (ok) shortest = shortest == 0 ? n.together.seconds : std::min(shortest, n.together.seconds);
   }
   json measured = {{"gbps", sum}, {"per_node_gbps", per_node}};
   // Counted over the common window where the nodes' windows are known; a window shorter than half
-  // of a node's own is not "together" and fails closed.
+  // of a node's own (its intervals' span: iperf3 can flag an interval at the end of --omit as
+  // omitted, so not its `seconds`) is not "together" and fails closed.
   bool apart = false;
   if (const auto common = complete ? together_in_common_window(s.nodes) : std::nullopt) {
     sum = common->gbps;
@@ -105,6 +105,7 @@ Finding check_aggregate(const UplinkSection& s) {
                 {"per_node_gbps", per_node},
                 {"common_window_s", common->window_s},
                 {"sum_of_node_averages_gbps", common->sum_of_averages_gbps}};
+    shortest = common->shortest_own_s;
     apart = common->window_s < 0.5 * shortest;
   }
   const Verdict v = !complete || apart ? Verdict::error : sum >= need ? Verdict::pass : Verdict::fail;
@@ -135,6 +136,7 @@ std::optional<TogetherAggregate> together_in_common_window(const std::vector<Upl
     if (f.intervals.empty() || !f.ended_at) return std::nullopt;
     const Placed p{*f.ended_at - f.intervals.back().end, &f};
     const double first = p.shift + f.intervals.front().start, last = *f.ended_at;
+    out.shortest_own_s = placed.empty() ? last - first : std::min(out.shortest_own_s, last - first);
     from = placed.empty() ? first : std::max(from, first);
     to = placed.empty() ? last : std::min(to, last);
     placed.push_back(p);

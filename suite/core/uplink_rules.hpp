@@ -22,6 +22,7 @@ std::vector<Finding> check_uplink(const UplinkSection& section);
 struct TogetherAggregate {
   double gbps = 0;                     // the nodes' bytes inside the common window, over its length
   double window_s = 0;                 // 0 when the windows do not overlap at all
+  double shortest_own_s = 0;           // the shortest of the nodes' own windows (their intervals' span)
   double sum_of_averages_gbps = 0;     // the nodes' own figures added up, for comparison
   std::vector<double> per_node_gbps;   // inside the common window, in the nodes' order
 };

@@ -64,6 +64,24 @@ TEST(Iperf3Json, ReverseRunWithTwoFlowsReadsTheReceivedFigures) {
   EXPECT_NEAR(f.intervals[0].bytes * 8 / f.intervals[0].end / 1e9, f.gbps, f.gbps * 0.02);
 }
 
+// iperf3 3.12 once gave the first interval after --omit a start after its end (the figures of a
+// real run under the integration test): each interval is placed where the one before ended, the
+// first at 0, so that the window is its 2 s, not 1 s.
+TEST(Iperf3Json, IntervalsStartWhereTheOneBeforeEnded) {
+  const std::string text = R"({"start": {}, "intervals": [
+    {"sum": {"start": 0, "end": 1.0003, "seconds": 1.0003, "bytes": 100, "omitted": true}},
+    {"sum": {"start": 1.00001, "end": 1.000003, "seconds": 1.0, "bytes": 3119120278, "omitted": false}},
+    {"sum": {"start": 1.000003, "end": 2.000009, "seconds": 1.0, "bytes": 2966814720, "omitted": false}}],
+    "end": {"sum_received": {"seconds": 2.000009, "bits_per_second": 24343630445.663}}})";
+  const auto f = parse_iperf3_json(text);
+  ASSERT_EQ(f.status, Status::ok) << f.reason;
+  ASSERT_EQ(f.intervals.size(), 2u);
+  EXPECT_EQ(f.intervals[0].start, 0);
+  EXPECT_EQ(f.intervals[0].end, 1.000003);
+  EXPECT_EQ(f.intervals[1].start, 1.000003);
+  EXPECT_EQ(f.intervals[1].end, 2.000009);
+}
+
 TEST(Iperf3Json, ErrorsAreNamedNeverAZeroThatPasses) {
   auto f = parse_iperf3_json(fixture_text("refused.json"));
   EXPECT_EQ(f.status, Status::error);
@@ -244,6 +262,20 @@ TEST(UplinkRules, TogetherSplitsIntervalsAndRefusesWindowsThatBarelyOverlap) {
   s.nodes[1].together = windowed(40, 8, 1020);  // no overlap at all
   EXPECT_EQ(together_in_common_window(s.nodes)->window_s, 0);
   EXPECT_EQ(with_id(check_uplink(s), "uplink_aggregate").at(0).verdict, Verdict::error);
+}
+
+// One node is together with itself, however few intervals iperf3 marked measured (the CI of
+// f98aa62: one of two, the other flagged omitted, against its 2 s `seconds`: "apart" then).
+TEST(UplinkRules, OneNodeIsAlwaysTogetherWithItself) {
+  auto s = two_nodes(10);
+  s.nodes.pop_back();
+  s.nodes[0].together = windowed(40, 1, 1000);
+  s.nodes[0].together.seconds = 2;
+  const auto common = together_in_common_window(s.nodes);
+  ASSERT_TRUE(common);
+  EXPECT_DOUBLE_EQ(common->window_s, 1);
+  EXPECT_DOUBLE_EQ(common->shortest_own_s, 1);
+  EXPECT_EQ(with_id(check_uplink(s), "uplink_aggregate").at(0).verdict, Verdict::pass);
 }
 
 // A report from before the windows were kept: the averages' sum, as before.

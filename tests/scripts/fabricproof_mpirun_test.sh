@@ -73,6 +73,7 @@ out="" prev=""
 for a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done
 printf '{"verdict": "%s"}\n' "$FAKE_VERDICT" >"$out/report.json"
 touch -r "$(ls "$out"/.fabricproof-mpirun.* | head -1)" "$out/report.json"
+echo $$ >"$out/../$(basename "$out").pid"  # exec keeps the pid: the test looks for this process, not any "sleep 300"
 exec sleep "$FAKE_SECONDS"
 FAKE
 chmod +x "$tmp/fake-mpirun"
@@ -83,7 +84,9 @@ took=$((SECONDS - start))
 check "a final report with mpirun staying: mpirun ended after the grace" "$out" "the report is final but mpirun has not exited after 2 s; ending mpirun"
 [ $rc -ne 124 ] && [ $took -le 20 ] && echo "ok   ... and the wrapper returned in $took s" ||
   { echo "FAIL the wrapper took $took s (exit $rc) with a final report and a 2 s grace"; failures=$((failures + 1)); }
-pgrep -f "sleep 300" >/dev/null && { echo "FAIL the stand-in mpirun is still running"; failures=$((failures + 1)); pkill -f "sleep 300"; }
+# The stand-in's own pid (a "sleep 300" of anything else on the machine is none of this test's).
+fake=$(cat "$tmp/final.pid" 2>/dev/null)
+[ -n "$fake" ] && kill -0 "$fake" 2>/dev/null && { echo "FAIL the stand-in mpirun is still running"; failures=$((failures + 1)); kill "$fake"; }
 ls "$tmp/final"/.fabricproof-mpirun.* >/dev/null 2>&1 && { echo "FAIL the watcher's marker was left in the report directory"; failures=$((failures + 1)); }
 start=$SECONDS
 out=$(FAKE_VERDICT=incomplete FAKE_SECONDS=6 timeout 60 "$wrapper" --hostfile "$hostfiles/localhost" --mpirun "$tmp/fake-mpirun" \

@@ -261,7 +261,9 @@ void check_counts(const NodeFacts& node, const Profile& profile, std::vector<Fin
     out.push_back(Finding("rank_per_gpu", node.host, Verdict::warn, {{"ranks", ranks}, {"gpus", cuda_gpus}}, "one rank per GPU",
                           "the launch starts one rank per GPU",
                           ranks < cuda_gpus ? "Some GPUs are not driven by any rank: launch with as many slots per node as GPUs."
-                                         : "Several ranks share a GPU: launch with as many slots per node as GPUs."));
+                                         : "Several ranks share a GPU, and NCCL refuses a communicator that holds one GPU twice "
+                                           "('Duplicate GPU detected': the NCCL sweeps fail; seen on an H200): launch with as many "
+                                           "slots per node as GPUs."));
   }
 }
 

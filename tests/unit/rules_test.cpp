@@ -286,6 +286,7 @@ TEST(Counts, OneRankPerGpu) {
   auto f = with_id(judge(c), "rank_per_gpu");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].verdict, Verdict::warn);
+  EXPECT_NE(f[0].hint.find("Duplicate GPU detected"), std::string::npos) << "what NCCL then says: " << f[0].hint;
 }
 
 TEST(Clock, OffsetBeyondTheProfileFails) {

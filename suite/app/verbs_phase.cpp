@@ -89,9 +89,9 @@ double round_budget(const VerbsPlan& plan, int round) {
   int busiest = 0;
   for (const auto& [rank, count] : per_rank) busiest = std::max(busiest, count);
   const auto& o = plan.options;
-  const double steps = static_cast<double>(planned_results(o, 0, 1).size());
-  const double per_step = (o.iterations ? o.timeout_s : o.duration_s) + o.timeout_s;
-  return busiest * (steps * per_step + 4 * o.timeout_s) + 60;
+  double pair = 4 * o.timeout_s;
+  for (const auto& step : planned_results(o, 0, 1)) pair += step_budget_s(o, step) + o.timeout_s;
+  return busiest * pair + 60;
 }
 
 // "node1/rxe0 <-> node2/rxe0, node3/rxe0 <-> node4/rxe0": the pairs of a round, for the step in flight.

@@ -89,6 +89,12 @@ std::vector<TestResult> planned_results(const VerbsOptions& options, int a, int 
   return out;
 }
 
+double step_budget_s(const VerbsOptions& o, const TestResult& step) {
+  const double measuring = o.iterations ? o.timeout_s : o.duration_s;
+  if (step.test != "write_lat") return measuring;
+  return std::max(measuring, static_cast<double>(o.lat_iterations) * kSlowRoundTripS);
+}
+
 LatencyStats latency_stats(std::vector<double> samples) {
   LatencyStats s;
   if (samples.empty()) return s;

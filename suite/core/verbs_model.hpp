@@ -131,4 +131,12 @@ LatencyStats latency_stats(std::vector<double> samples_usec);
 // (a->b, then b->a), write_bw_bidir and write_lat once for the pair. Status "ok", no figures.
 std::vector<TestResult> planned_results(const VerbsOptions& options, int a, int b);
 
+// How long one planned step may run on a healthy pair, for a round's budget: a bandwidth test its
+// duration, or in iteration mode the pair's timeout (the rate is not known beforehand; its
+// progress notes keep the round's end waiting past that); a latency test, which sends no sign of
+// life while it runs, as long as its round trips take at kSlowRoundTripS each, at least its
+// duration (or the timeout in iteration mode) as before.
+inline constexpr double kSlowRoundTripS = 0.002;  // the Soft-RoCE lab under a 3x slower CPU: ~1 ms
+double step_budget_s(const VerbsOptions& options, const TestResult& step);
+
 }  // namespace fabricproof

@@ -2,6 +2,7 @@
 // and the diagnosis.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/schedule.hpp"
@@ -188,6 +189,25 @@ TEST(VerbsModel, LatencyStatistics) {
   EXPECT_EQ(st.p99_usec, 100);
   EXPECT_NEAR(st.avg_usec, 115.0 / 6, 1e-9);
   EXPECT_EQ(latency_stats({}).samples, 0u);
+}
+
+// A round's budget counts a latency test by its round trips: 100000 of them may take minutes on
+// the lab, while the test sends no sign of life (it would disturb what it measures).
+TEST(VerbsModel, StepBudgetCountsALatencyTestsRoundTrips) {
+  VerbsOptions o;
+  o.duration_s = 2;
+  o.timeout_s = 30;
+  const auto steps = planned_results(o, 0, 1);
+  ASSERT_FALSE(steps.empty());
+  const auto lat = std::find_if(steps.begin(), steps.end(), [](const TestResult& t) { return t.test == "write_lat"; });
+  ASSERT_NE(lat, steps.end());
+  EXPECT_DOUBLE_EQ(step_budget_s(o, steps.front()), 2) << steps.front().test;
+  EXPECT_DOUBLE_EQ(step_budget_s(o, *lat), 2) << "1000 round trips: within the duration, as before";
+  o.lat_iterations = 100000;
+  EXPECT_DOUBLE_EQ(step_budget_s(o, *lat), 100000 * kSlowRoundTripS);
+  EXPECT_DOUBLE_EQ(step_budget_s(o, steps.front()), 2) << "bandwidth tests do not change";
+  o.iterations = 5000;
+  EXPECT_DOUBLE_EQ(step_budget_s(o, steps.front()), 30) << "iteration mode: the pair's timeout";
 }
 
 TEST(VerbsRules, HealthyMatrixPasses) {

@@ -95,8 +95,7 @@ Finding check_aggregate(const UplinkSection& s) {
   }
   json measured = {{"gbps", sum}, {"per_node_gbps", per_node}};
   // Counted over the common window where the nodes' windows are known; a window shorter than half
-  // of a node's own (its intervals' span: iperf3 can flag an interval at the end of --omit as
-  // omitted, so not its `seconds`) is not "together" and fails closed.
+  // of a node's own (the span of its intervals, as placed) is not "together" and fails closed.
   bool apart = false;
   if (const auto common = complete ? together_in_common_window(s.nodes) : std::nullopt) {
     sum = common->gbps;

@@ -122,41 +122,34 @@ Finding check_aggregate(const UplinkSection& s) {
 }  // namespace
 
 std::optional<TogetherAggregate> together_in_common_window(const std::vector<UplinkNode>& nodes) {
-  struct Placed {
-    double shift = 0;  // from iperf3's own clock to rank 0's
-    const UplinkFlows* flows = nullptr;
-  };
-  std::vector<Placed> placed;
+  // From a node's iperf3 clock to rank 0's: its last interval ended as its client exited.
+  const auto shift = [](const UplinkFlows& f) { return *f.ended_at - f.intervals.back().end; };
   TogetherAggregate out;
   double from = 0, to = 0;
+  bool any = false;
   for (const auto& n : nodes) {
     const UplinkFlows& f = n.together;
     if (f.status != Status::ok) continue;
     if (f.intervals.empty() || !f.ended_at) return std::nullopt;
-    const Placed p{*f.ended_at - f.intervals.back().end, &f};
-    const double first = p.shift + f.intervals.front().start, last = *f.ended_at;
-    out.shortest_own_s = placed.empty() ? last - first : std::min(out.shortest_own_s, last - first);
-    from = placed.empty() ? first : std::max(from, first);
-    to = placed.empty() ? last : std::min(to, last);
-    placed.push_back(p);
+    const double first = shift(f) + f.intervals.front().start, last = *f.ended_at;
+    out.shortest_own_s = any ? std::min(out.shortest_own_s, last - first) : last - first;
+    from = any ? std::max(from, first) : first;
+    to = any ? std::min(to, last) : last;
+    any = true;
     out.sum_of_averages_gbps += f.gbps;
   }
-  if (placed.empty()) return std::nullopt;
+  if (!any) return std::nullopt;
   out.window_s = std::max(0.0, to - from);
   for (const auto& n : nodes) {
-    double gbps = 0;
-    if (n.together.status == Status::ok && out.window_s > 0) {
-      const auto& p = *std::find_if(placed.begin(), placed.end(), [&](const Placed& q) { return q.flows == &n.together; });
-      double bytes = 0;  // each interval's bytes taken as spread evenly over it
+    double bytes = 0;  // each interval's bytes taken as spread evenly over it
+    if (n.together.status == Status::ok && out.window_s > 0)
       for (const auto& i : n.together.intervals) {
-        const double a = p.shift + i.start, b = p.shift + i.end;
+        const double a = shift(n.together) + i.start, b = shift(n.together) + i.end;
         const double inside = std::min(b, to) - std::max(a, from);
         if (inside > 0 && b > a) bytes += i.bytes * inside / (b - a);
       }
-      gbps = bytes * 8 / out.window_s / 1e9;
-    }
-    out.per_node_gbps.push_back(gbps);
-    out.gbps += gbps;
+    out.per_node_gbps.push_back(out.window_s > 0 ? bytes * 8 / out.window_s / 1e9 : 0);
+    out.gbps += out.per_node_gbps.back();
   }
   return out;
 }

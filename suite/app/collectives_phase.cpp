@@ -134,13 +134,21 @@ std::pair<std::string, std::string> choose_collective_engine(const SweepOptions&
     // NCCL is opened at run time: a node where it did not open (inventory: no NCCL version) has none.
     if (n.software.nccl.empty() && why_not_nccl.empty()) why_not_nccl = fmt::format("{} has no loadable NCCL (libnccl.so.2)", n.host);
   }
+  if (!FABRICPROOF_HAVE_NCCL && why_not_nccl.empty()) why_not_nccl = "built without NCCL (FABRICPROOF_WITH_NCCL)";
   if (options.engine == "mpi") return {"mpi", ""};
-  if (options.engine == "nccl") {
-    if (!FABRICPROOF_HAVE_NCCL) return {"", "--collective-engine nccl: built without NCCL (FABRICPROOF_WITH_NCCL)"};
-    if (!why_not_nccl.empty()) return {"", "--collective-engine nccl: " + why_not_nccl};
-    return {"nccl", ""};
-  }
-  return {FABRICPROOF_HAVE_NCCL && why_not_nccl.empty() ? "nccl" : "mpi", ""};
+  if (options.engine == "nccl") return why_not_nccl.empty() ? std::pair{std::string("nccl"), std::string()} : std::pair{std::string(), "--collective-engine nccl: " + why_not_nccl};
+  if (why_not_nccl.empty()) return {"nccl", ""};
+  // auto, NCCL unable to run: MPI in its place would measure the host network and pass a GPU
+  // cluster whose NCCL is broken. Only a cluster without GPUs, or a spec that waives NCCL, gets it.
+  const bool gpus = std::any_of(cluster.nodes.begin(), cluster.nodes.end(), [](const NodeFacts& n) {
+    return std::any_of(n.gpus.begin(), n.gpus.end(), [](const GpuFacts& g) { return g.index.has_value(); });
+  });
+  const bool must_be_nccl = options.nccl_required.value_or(gpus);
+  if (!must_be_nccl) return {"mpi", ""};
+  return {"", fmt::format("NCCL cannot run: {}; {}, so MPI would not measure them in its place (--collective-engine mpi measures "
+                          "the host network only{})",
+                          why_not_nccl, options.nccl_required.value_or(false) ? "the cluster spec requires NCCL" : "the nodes have GPUs",
+                          options.nccl_required.value_or(false) ? ", and the spec still fails" : "")};
 }
 
 namespace {

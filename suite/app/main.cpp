@@ -6,6 +6,7 @@
 #include "app/nccl_audit.hpp"
 #include "app/report_command.hpp"
 #include "app/run.hpp"
+#include "app/spec_command.hpp"
 #include "cli/options.hpp"
 #include "core/launch.hpp"
 #include "core/uplink_plan.hpp"
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
       return app::render_report(cl.report);
     case Command::compare:
       return app::compare_reports_command(cl.compare);
+    case Command::spec:
+      return app::spec_command(cl.spec);
     case Command::hostfile:
       return app::hostfile_command(cl.hostfile);
     case Command::plan_uplink: {

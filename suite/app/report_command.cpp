@@ -67,6 +67,8 @@ int finalize_command(const ReportOptionsCli& options) {
     if (text) losses = parse_launcher_log(*text);
     else std::cerr << "fabricproof: --launcher-log " << options.launcher_log << ": " << (error.empty() ? "not found" : error) << "\n";
   }
+  for (const auto& host : options.lost_nodes)
+    losses.push_back({-1, host, "stopped answering (" + status + ")"});
   Report report;
   std::string error;
   if (fs::exists(json_path)) {
@@ -90,8 +92,13 @@ int finalize_command(const ReportOptionsCli& options) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   std::vector<std::string> formats = {"json"};
-  for (const auto& format : {"md", "html", "junit"})
-    if (fs::exists(dir / report_file_name(format)) || format == std::string("md")) formats.push_back(format);
+  // Every format the run wrote is rewritten (report.prom too: a scrape must not keep the figures of
+  // a run that did not finish), and Markdown always, for the person who reads the directory.
+  // --format names what the run was asked to write, for a run that died before writing it.
+  for (const auto& format : kReportFormats) {
+    const bool asked = std::find(options.formats.begin(), options.formats.end(), format) != options.formats.end();
+    if (format != "json" && (fs::exists(dir / report_file_name(format)) || format == "md" || asked)) formats.push_back(format);
+  }
   for (const auto& format : formats)
     if (auto written = write_file_atomic((dir / report_file_name(format)).string(), render_report_format(report, format)); !written.empty()) {
       std::cerr << "fabricproof report --finalize: cannot write: " << written << "\n";
@@ -118,7 +125,8 @@ int render_report(const ReportOptionsCli& options) {
   const fs::path out = options.out_dir.empty() ? fs::path(options.input).parent_path() : fs::path(options.out_dir);
   std::error_code ec;
   if (!out.empty()) fs::create_directories(out, ec);
-  for (const auto& format : options.formats) {
+  const auto formats = options.formats.empty() ? std::vector<std::string>{"md", "html", "junit"} : options.formats;
+  for (const auto& format : formats) {
     const auto path = (out / report_file_name(format)).string();
     std::string content;
     try {  // a section of the wrong shape shows only when a writer reads it

@@ -22,6 +22,8 @@
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
+#include "spec/spec.hpp"
+#include "spec/spec_rules.hpp"
 #if FABRICPROOF_HAVE_VERBS
 #include "app/verbs_phase.hpp"
 #endif
@@ -40,6 +42,7 @@ struct RunState {
   mpi::Session& session;
   Profile profile;
   bool profile_ok = true;
+  std::optional<ClusterSpec> spec{};  // rank 0: --spec, loaded
   ClusterFacts cluster{};  // rank 0
   Report report{};         // rank 0
   std::vector<std::string> nccl_logs{};  // rank 0: --nccl-logs, then the logs the NCCL sweeps captured
@@ -262,8 +265,9 @@ void run_inventory(RunState& s) {
     record.verdict = Verdict::error;
     record.reason = "inventory gathered, health rules not evaluated: the profile is invalid";
   } else if (wanted(s.options, "inventory")) {
-    s.report.findings = check_inventory(s.cluster, s.profile, InventoryCheckOptions{s.options.expect_nodes});
-    record.verdict = worst_verdict(s.report.findings);
+    const auto findings = check_inventory(s.cluster, s.profile, InventoryCheckOptions{s.options.expect_nodes});
+    s.report.findings.insert(s.report.findings.end(), findings.begin(), findings.end());  // after the spec's load errors
+    record.verdict = worst_verdict(findings);
     if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
   } else {
     record.verdict = Verdict::skip;
@@ -333,6 +337,41 @@ void run_inventory(RunState& s) {
   session.abort(2);
 }
 
+// Every rank's own error of a phase reaches rank 0, in its words with its host and rank: an error
+// only one rank saw (its adapter failed) would otherwise stay in that rank's stderr. A rank that
+// does not deliver stopped answering (mpi::Lost, end_lost), which is not the same as an error.
+// An error every rank agreed on (the same words as rank 0's) is already rank 0's own.
+void collect_rank_errors(RunState& s, const std::string& phase, const std::string& mine, PhaseRecord& record) {
+  auto& session = s.session;
+  const auto gathered = mpi::gather_to_root(session, mine, deadline_of(s.options), "the errors of the " + phase + " phase");
+  if (!session.is_root()) return;
+  gathered.require_all(session, "the errors of the " + phase + " phase");
+  for (size_t rank = 1; rank < gathered.parts.size(); ++rank) {
+    const std::string& text = gathered.parts[rank].value_or("");
+    if (text.empty() || text == mine) continue;
+    const int r = static_cast<int>(rank);
+    s.report.findings.push_back({"rank_error", session.rank_label(r), Verdict::error,
+                                 {{"rank", r}, {"host", session.host_of(r)}, {"phase", phase}, {"error", text}},
+                                 "the phase completes on every rank", "every rank completes every phase it runs without an error",
+                                 "This rank raised an error (it still answers): read its words in measured.error, then that host's adapter "
+                                 "(device, driver, library) named there."});
+    if (record.verdict != Verdict::error) {
+      record.verdict = Verdict::error;
+      record.reason = session.rank_label(r) + ": " + text;
+    }
+  }
+}
+
+// A phase that was selected and cannot run is not a pass: "not proven". With a spec, the spec
+// decides what must be measured: a phase it does not require is a skip (its own findings still
+// fail one it requires). Rank 0's view; the others never report a phase record.
+Verdict not_run_verdict(const RunState& s, const std::string& phase) {
+  if (!wanted(s.options, phase)) return Verdict::skip;
+  if (!s.spec) return Verdict::not_proven;
+  const auto required = spec_required_phases(*s.spec);
+  return std::find(required.begin(), required.end(), phase) != required.end() ? Verdict::not_proven : Verdict::skip;
+}
+
 void run_phases(RunState& s) {
   auto& session = s.session;
   const auto& options = s.options;
@@ -343,33 +382,52 @@ void run_phases(RunState& s) {
     std::string reason;
     if (session.is_root()) reason = wanted(options, phase.name) ? phase.skip_reason(s) : "not selected with --phases";
     const auto decision = mpi::broadcast_from_root(session, reason, deadline_of(options), "the decision to run " + std::string(phase.name));
-    PhaseRecord record{phase.name, Verdict::skip, decision, 0};
+    PhaseRecord record{phase.name, not_run_verdict(s, phase.name), decision, 0};
     s.phase_started = SteadyClock::now();
     if (decision.empty() && phase.run) {
       say(s, fmt::format("{}: starting", phase.name));
-      session.set_step(phase.name, "starting");
+      std::string error;  // this rank's own words, for collect_rank_errors
       try {
+        session.set_step(phase.name, "starting");
         phase.run(s, record);
       } catch (const mpi::Lost&) {
         throw;  // not a phase error: the run ends (end_lost)
       } catch (const LocatedError& e) {  // the phase boundary: an adapter's typed error ends the phase, not the run
         record.verdict = Verdict::error;
         record.reason = fmt::format("{}: {}", describe(e.where()), e.what());
+        error = e.what();
         std::cerr << "fabricproof: phase " << phase.name << ": " << record.reason << "\n";
       } catch (const std::exception& e) {
         record.verdict = Verdict::error;
         record.reason = fmt::format("{}: {}", describe(process_location()), e.what());
+        error = e.what();
         std::cerr << "fabricproof: phase " << phase.name << ": " << record.reason << "\n";
       }
+      collect_rank_errors(s, phase.name, error, record);
     }
     if (!session.is_root()) continue;
     record.duration_s = std::chrono::duration<double>(SteadyClock::now() - s.phase_started).count();
     s.report.phases.push_back(record);
-    say(s, record.verdict == Verdict::skip ? fmt::format("{}: skipped: {}", phase.name, record.reason)
-                                           : fmt::format("{}: {} ({})", phase.name, to_string(record.verdict), record.reason));
+    say(s, record.verdict == Verdict::skip         ? fmt::format("{}: skipped: {}", phase.name, record.reason)
+           : record.verdict == Verdict::not_proven ? fmt::format("{}: NOT RUN (not proven): {}", phase.name, record.reason)
+                                                   : fmt::format("{}: {} ({})", phase.name, to_string(record.verdict), record.reason));
     write_report(s, false);
   }
   session.set_step("end", "sharing the exit code");
+}
+
+// Rank 0, after the phases: what is judged whatever --phases selected. The node count (the
+// inventory phase judges it when selected), and the cluster spec, fail-closed.
+void judge_the_run(RunState& s) {
+  if (!wanted(s.options, "inventory")) {
+    const auto count = check_node_count(s.cluster, s.profile, InventoryCheckOptions{s.options.expect_nodes});
+    s.report.findings.insert(s.report.findings.end(), count.begin(), count.end());
+  }
+  if (!s.spec) return;
+  const auto findings = check_spec(*s.spec, s.report, s.profile);
+  s.report.findings.insert(s.report.findings.end(), findings.begin(), findings.end());
+  const int failed = static_cast<int>(std::count_if(findings.begin(), findings.end(), [](const Finding& f) { return f.verdict == Verdict::fail; }));
+  say(s, fmt::format("spec {}: {} check(s), {} failed", s.spec->name, findings.size(), failed));
 }
 
 void print_summary(const RunState& s, int code) {
@@ -386,34 +444,60 @@ void print_summary(const RunState& s, int code) {
   }
 }
 
+// Rank 0: the spec named by --spec, or an error finding naming what is wrong with it (the run
+// then ends in error: a spec that does not load proves nothing).
+std::optional<ClusterSpec> load_run_spec(const RunOptions& options, Report& report) {
+  if (options.spec.empty()) return std::nullopt;
+  const auto loaded = load_spec_file(options.spec);
+  for (const auto& error : loaded.errors) {
+    std::cerr << "fabricproof: spec: " << error << "\n";
+    report.findings.push_back({"spec", options.spec, Verdict::error, error, std::string("a valid ") + kSpecSchema + " document",
+                               "the cluster spec loads and validates", "Fix the spec at the key named (fabricproof spec check FILE)."});
+  }
+  return loaded.spec;
+}
+
+// Rank 0, before any rank waits on another: the report's head, the profile and the spec (their
+// errors as findings), and the output directory, cleared of an earlier run's files. Returns why
+// --out cannot be written, "" when it can.
+std::string prepare_on_root(RunState& s, RunOptions& options, const std::vector<std::string>& command) {
+  s.report.started_at = utc_timestamp();
+  s.report.command = command;
+  s.report.build = build_section();
+  s.report.launcher = launch_from_environment();
+  auto loaded = load_profile(options.profile);
+  if (loaded.profile) {
+    s.profile = *loaded.profile;
+  } else {
+    s.profile_ok = false;
+    for (const auto& error : loaded.errors) {
+      std::cerr << "fabricproof: profile: " << error << "\n";
+      s.report.findings.push_back({"profile", options.profile, Verdict::error, error, "a valid fabricproof.profile/1 document",
+                                   "the profile loads and validates", "Fix the profile at the key named, or pick a built-in one."});
+    }
+  }
+  s.report.profile = {{"name", s.profile_ok ? s.profile.name : options.profile}, {"origin", s.profile.origin}, {"document", s.profile.effective}};
+  s.spec = load_run_spec(options, s.report);
+  if (s.spec) options.collectives.nccl_required = spec_needs_nccl(*s.spec);
+  // Before any measurement: a report that cannot be written would make the whole run worthless.
+  const auto out_error = check_output_directory(options.out_dir);
+  if (!out_error.empty()) std::cerr << "fabricproof: --out " << out_error << "\n";
+  // An earlier run's files never outlive the start of this one: report.json is written anew at
+  // once (incomplete), and a format this run does not write (report.prom) must not stay behind.
+  std::error_code ec;
+  if (out_error.empty())
+    for (const auto& format : kReportFormats) fs::remove(fs::path(options.out_dir) / report_file_name(format), ec);
+  s.session.set_step_listener([&s](const std::string& phase, const std::string& step, bool major) { note_step(s, phase, step, major); });
+  return out_error;
+}
+
 }  // namespace
 
-int run(const RunOptions& options, const std::vector<std::string>& command, mpi::Session& session) {
+int run(const RunOptions& given, const std::vector<std::string>& command, mpi::Session& session) {
+  RunOptions options = given;  // rank 0 adds what the spec requires (the collective engine's choice)
   RunState s{options, session, default_profile(), true};
   s.nccl_logs = options.nccl_logs;
-  std::string out_error;
-  if (session.is_root()) {
-    s.report.started_at = utc_timestamp();
-    s.report.command = command;
-    s.report.build = build_section();
-    s.report.launcher = launch_from_environment();
-    auto loaded = load_profile(options.profile);
-    if (loaded.profile) {
-      s.profile = *loaded.profile;
-    } else {
-      s.profile_ok = false;
-      for (const auto& error : loaded.errors) {
-        std::cerr << "fabricproof: profile: " << error << "\n";
-        s.report.findings.push_back({"profile", options.profile, Verdict::error, error, "a valid fabricproof.profile/1 document",
-                                     "the profile loads and validates", "Fix the profile at the key named, or pick a built-in one."});
-      }
-    }
-    s.report.profile = {{"name", s.profile_ok ? s.profile.name : options.profile}, {"origin", s.profile.origin}, {"document", s.profile.effective}};
-    // Before any measurement: a report that cannot be written would make the whole run worthless.
-    out_error = check_output_directory(options.out_dir);
-    if (!out_error.empty()) std::cerr << "fabricproof: --out " << out_error << "\n";
-    session.set_step_listener([&s](const std::string& phase, const std::string& step, bool major) { note_step(s, phase, step, major); });
-  }
+  const std::string out_error = session.is_root() ? prepare_on_root(s, options, command) : "";
   try {
     session.set_step("start", "waiting for every rank to start");
     mpi::share_hosts(session, deadline_of(options));
@@ -430,6 +514,7 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
     run_phases(s);
     int code = 0;
     if (session.is_root()) {
+      judge_the_run(s);
       write_report(s, true);
       code = s.write_error.empty() ? exit_code_for(s.report.verdict) : 2;
       print_summary(s, code);

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 #include "core/units.hpp"
@@ -12,6 +13,17 @@
 
 namespace fabricproof {
 namespace {
+
+// CLI11's Range lets NaN through (every comparison with it is false): each real-valued option is
+// checked to be finite first, so `--collective-timeout nan` is an error, not a run without a deadline.
+const CLI::Validator kFinite(
+    [](std::string& text) {
+      double value = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return "'" + text + "' is not a finite number";
+      return std::string();
+    },
+    "FINITE");
 
 constexpr double kDay = 86400;  // the longest any timeout may be: beyond it a deadline means nothing
 constexpr uint64_t kMaxVerbsBytes = 1ull << 30;    // one RDMA message (ibv_sge.length is 32 bits; ports allow <= 2^31)
@@ -75,11 +87,14 @@ struct RunCli {
     app.add_option("--format", run.formats, "Report formats, comma-separated: json, md, html, junit, prom (json,md,html; report.json is always written)")
         ->delimiter(',')->check(CLI::IsMember(kReportFormats));
     app.add_option("-p,--profile", run.profile, "Threshold profile: a built-in name (default, ib-hdr200-4x4, roce-200) or a JSON file");
-    app.add_option("--expect-nodes", expect_nodes, "Number of nodes the run must find")->check(CLI::Range(1, 1000000));
+    app.add_option("--spec", run.spec,
+                   "The cluster spec (fabricproof.spec/1: what was ordered); whatever it declares and the run did not measure fails")
+        ->check(CLI::ExistingFile);
+    app.add_option("--expect-nodes", expect_nodes, "Number of nodes the run must find (judged whatever --phases says)")->check(kFinite & CLI::Range(1, 1000000));
     app.add_option("--phases", phases, "Phases to run, comma-separated: inventory,verbs,gpudirect,collectives,nccl_audit (the default), uplink (on request)")
         ->delimiter(',');
     app.add_option("--timeout", run.timeout_s, "Seconds a gather or broadcast may wait for the slowest rank (120; at most a day)")
-        ->check(CLI::Range(0.001, kDay));
+        ->check(kFinite & CLI::Range(0.001, kDay));
     app.add_option("--root", run.root, "Filesystem root the inventory reads (a saved sysfs tree; default /)");
     app.add_flag("-q,--quiet", run.quiet, "Print only the final summary");
     app.add_flag("--json-lines", run.json_lines, "Print progress and the summary as one JSON object per line (for log shippers)");
@@ -106,17 +121,17 @@ struct VerbsCli {
   void add(CLI::App& run, VerbsOptions& v) {
     const char* group = "RDMA verbs matrix";
     run.add_option("--verbs-size", bw_size, "Message size of the bandwidth tests (64K)")->group(group);
-    run.add_option("--verbs-duration", v.duration_s, "Seconds per bandwidth test and direction (2; at most an hour)")->check(CLI::Range(0.0, 3600.0))->group(group);
+    run.add_option("--verbs-duration", v.duration_s, "Seconds per bandwidth test and direction (2; at most an hour)")->check(kFinite & CLI::Range(0.0, 3600.0))->group(group);
     run.add_option("--verbs-margin", v.margin_s,
                    "Seconds left out at each end of a duration-mode test (default: a quarter of the duration, as perftest's -D)")
-        ->check(CLI::NonNegativeNumber)->group(group);
+        ->check(kFinite & CLI::NonNegativeNumber)->group(group);
     run.add_option("--verbs-tclass", tclass, "Traffic class (IP ToS on RoCE) of the tests' QPs (default: NCCL_IB_TC when set)")
-        ->check(CLI::Range(0, 255))->group(group);
+        ->check(kFinite & CLI::Range(0, 255))->group(group);
     run.add_option("--verbs-iterations", v.iterations, "Messages per bandwidth test instead of a duration (at most 10^12)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{1000000000000}))->group(group);
-    run.add_option("--verbs-qps", v.qps, "Queue pairs per endpoint (1)")->check(CLI::Range(1, 64))->group(group);
-    run.add_option("--verbs-tx-depth", v.tx_depth, "Work requests in flight per QP (128)")->check(CLI::Range(2, 8192))->group(group);
-    run.add_option("--verbs-gid-index", gid_index, "GID index on every port (default: the port's RoCE v2 IPv4 GID)")->check(CLI::Range(0, 1023))->group(group);
+    run.add_option("--verbs-qps", v.qps, "Queue pairs per endpoint (1)")->check(kFinite & CLI::Range(1, 64))->group(group);
+    run.add_option("--verbs-tx-depth", v.tx_depth, "Work requests in flight per QP (128)")->check(kFinite & CLI::Range(2, 8192))->group(group);
+    run.add_option("--verbs-gid-index", gid_index, "GID index on every port (default: the port's RoCE v2 IPv4 GID)")->check(kFinite & CLI::Range(0, 1023))->group(group);
     run.add_option("--verbs-lat-size", lat_size, "Message size of the latency test (2)")->group(group);
     run.add_option("--verbs-lat-iterations", v.lat_iterations, "Round trips of the latency test (1000; at most 10^8)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}))->group(group);
@@ -126,7 +141,7 @@ struct VerbsCli {
     v.remeasure = true;
     run.add_flag("--verbs-remeasure,!--no-verbs-remeasure", v.remeasure,
                  "Run a round whose pair broke a rule once more before judging; a dip it does not repeat is a warning (on)")->group(group);
-    run.add_option("--verbs-timeout", v.timeout_s, "Seconds any wait inside a pair may take (30; at most a day)")->check(CLI::Range(0.001, kDay))->group(group);
+    run.add_option("--verbs-timeout", v.timeout_s, "Seconds any wait inside a pair may take (30; at most a day)")->check(kFinite & CLI::Range(0.001, kDay))->group(group);
   }
 
   std::optional<Invalid> finish(VerbsOptions& v, bool gpudirect) const {
@@ -167,14 +182,14 @@ struct CollectivesCli {
     run.add_option("--collective-ops", ops, "Collectives: " + fmt::format("{}", fmt::join(kCollOps, ",")) + " (allreduce)")->delimiter(',')->group(group);
     run.add_option("--min-bytes", min_bytes, "Smallest size of the sweep (8)")->group(group);
     run.add_option("--max-bytes", max_bytes, "Largest size (8G; clipped to the memory each rank can use)")->group(group);
-    run.add_option("--factor", c.factor, "Size step factor (2)")->check(CLI::Range(1.01, 1024.0))->group(group);
-    run.add_option("--iters", c.iters, "Timed calls per size (20)")->check(CLI::Range(1, 100000))->group(group);
-    run.add_option("--warmup", c.warmup, "Warm-up calls per size (5)")->check(CLI::Range(0, 100000))->group(group);
+    run.add_option("--factor", c.factor, "Size step factor (2)")->check(kFinite & CLI::Range(1.01, 1024.0))->group(group);
+    run.add_option("--iters", c.iters, "Timed calls per size (20)")->check(kFinite & CLI::Range(1, 100000))->group(group);
+    run.add_option("--warmup", c.warmup, "Warm-up calls per size (5)")->check(kFinite & CLI::Range(0, 100000))->group(group);
     run.add_option("--dtype", c.dtype, "float, double or int32 (float)")->check(CLI::IsMember({"float", "double", "int32"}))->group(group);
     run.add_option("--redop", c.redop, "sum, max or min (sum)")->check(CLI::IsMember({"sum", "max", "min"}))->group(group);
     run.add_flag("--no-in-place", no_in_place, "Time the out-of-place form only")->group(group);
     run.add_flag("--nccl-ring", c.ring, "NCCL_ALGO=Ring for the sweeps (at 2 nodes Tree can report busbw above the NIC)")->group(group);
-    run.add_option("--collective-timeout", c.timeout_s, "Seconds any wait on a collective may take (120; at most a day)")->check(CLI::Range(0.001, kDay))->group(group);
+    run.add_option("--collective-timeout", c.timeout_s, "Seconds any wait on a collective may take (120; at most a day)")->check(kFinite & CLI::Range(0.001, kDay))->group(group);
     run.add_option("--time-stat", c.time_stat, "A row's time over the ranks: avg (nccl-tests' default) or max (the slowest rank)")
         ->check(CLI::IsMember({"avg", "max"}))->group(group);
   }
@@ -209,11 +224,11 @@ struct UplinkCli {
                    "HOST[:PORT] of a stock `iperf3 -s` on the storage or gateway host (5201); repeat or comma-separate, one port per node "
                    "for the all-nodes-together test")
         ->delimiter(',')->group(group);
-    run.add_option("--uplink-seconds", seconds, "Seconds per measurement (5; at most an hour)")->check(CLI::Range(1.0, 3600.0))->group(group);
+    run.add_option("--uplink-seconds", seconds, "Seconds per measurement (5; at most an hour)")->check(kFinite & CLI::Range(1.0, 3600.0))->group(group);
     run.add_option("--uplink-flows", flows, "Flows of the parallel test (default: 2 per link of the node's uplink, at least 2)")
-        ->check(CLI::Range(1, 128))->group(group);
+        ->check(kFinite & CLI::Range(1, 128))->group(group);
     run.add_option("--uplink-need", need_gbps, "The cluster's ingest need in Gb/s (default: the profile's uplink.ingest_gbps; see plan-uplink)")
-        ->check(CLI::Range(0.001, 1e6))->group(group);
+        ->check(kFinite & CLI::Range(0.001, 1e6))->group(group);
   }
 
   // Targets parsed, the phase and its targets given together.
@@ -261,6 +276,9 @@ void add_report_options(CLI::App& report, ReportOptionsCli& r) {
                   "The run ended without its last write (killed, a node lost): mark its report as the error it is, in place; exit 2");
   report.add_option("--launcher-log", r.launcher_log, "With --finalize: what mpirun or srun printed (names the lost ranks and nodes)");
   report.add_option("--launcher-status", r.launcher_status, "With --finalize: how the launcher ended (e.g. 'mpirun exited 137')");
+  report.add_option("--lost-node", r.lost_nodes,
+                    "With --finalize: a node that stopped answering, seen from outside the job (the launch node itself, where mpirun "
+                    "and rank 0 ran, cannot name itself); repeatable");
 }
 
 void add_compare_options(CLI::App& compare, CompareOptionsCli& c) {
@@ -271,18 +289,31 @@ void add_compare_options(CLI::App& compare, CompareOptionsCli& c) {
   compare.add_option("-o,--out", c.out_dir, "Also write compare.md, compare.html, compare.json and compare-junit.xml here");
 }
 
+void add_spec_options(CLI::App& spec, SpecOptionsCli& s) {
+  spec.require_subcommand(1);
+  auto* draft = spec.add_subcommand("draft", "Write a spec from a known-good run's report.json, for the integrator to edit");
+  draft->add_option("--from", s.from, "The report.json of a known-good run (the factory's)")->required()->check(CLI::ExistingFile);
+  draft->add_option("-o,--out", s.out, "Where to write the spec (default: standard output)");
+  draft->add_option("--name", s.name, "The spec's name (default: the report's hosts)");
+  draft->add_option("-p,--profile", s.profile, "Profile whose device filter decides which RDMA devices count (default)");
+  draft->callback([&s] { s.action = "draft"; });
+  auto* check = spec.add_subcommand("check", "Validate a spec; print what it requires (exit 2 naming each problem)");
+  check->add_option("file", s.file, "The spec")->required();
+  check->callback([&s] { s.action = "check"; });
+}
+
 struct PlanCli {
   std::string model_size;
 
   void add(CLI::App& plan, UplinkPlanInput& u, bool& json) {
-    plan.add_option("--nodes", u.nodes, "Nodes (4)")->check(CLI::Range(1, 100000));
-    plan.add_option("--gpus-per-node", u.gpus_per_node, "GPUs per node (4)")->check(CLI::Range(0, 1024));
+    plan.add_option("--nodes", u.nodes, "Nodes (4)")->check(kFinite & CLI::Range(1, 100000));
+    plan.add_option("--gpus-per-node", u.gpus_per_node, "GPUs per node (4)")->check(kFinite & CLI::Range(0, 1024));
     plan.add_option("--workload", u.workload, "vision (~1 GB/s per GPU), llm (1-4 Gb/s for the cluster), finetune (~40 Gb/s bursts) or custom:GB/s-per-GPU");
     plan.add_option("--model-size", model_size, "Parameters, e.g. 70B or 1.5T (70B): weights at 2 bytes each");
-    plan.add_option("--checkpoint-factor", u.checkpoint_factor, "Checkpoint size / weights (2)")->check(CLI::Range(1.0, 100.0));
-    plan.add_option("--uplinks", u.uplinks_gbps, "Uplink rates on offer, GbE, comma-separated (25,100,400)")->delimiter(',')->check(CLI::Range(0.001, 1e6));
-    plan.add_option("--links-per-node", u.links_per_node, "Uplink links per node (1)")->check(CLI::Range(1, 64));
-    plan.add_option("--fabric-busbw", u.fabric_busbw_GBps, "The fabric's allreduce busbw per node, GB/s, for the east-west figure (22)")->check(CLI::Range(0.0, 1e6));
+    plan.add_option("--checkpoint-factor", u.checkpoint_factor, "Checkpoint size / weights (2)")->check(kFinite & CLI::Range(1.0, 100.0));
+    plan.add_option("--uplinks", u.uplinks_gbps, "Uplink rates on offer, GbE, comma-separated (25,100,400)")->delimiter(',')->check(kFinite & CLI::Range(0.001, 1e6));
+    plan.add_option("--links-per-node", u.links_per_node, "Uplink links per node (1)")->check(kFinite & CLI::Range(1, 64));
+    plan.add_option("--fabric-busbw", u.fabric_busbw_GBps, "The fabric's allreduce busbw per node, GB/s, for the east-west figure (22)")->check(kFinite & CLI::Range(0.0, 1e6));
     plan.add_flag("--json", json, "Print JSON instead of a table");
   }
 
@@ -344,6 +375,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_compare_options(*compare, cl.compare);
   auto* plan = app.add_subcommand("plan-uplink", "Size the uplink to the outside world (no cluster needed): ingest need, one flow vs many, transfer times");
   plan_cli.add(*plan, cl.uplink, cl.uplink_json);
+  auto* spec = app.add_subcommand("spec", "The cluster spec (what was ordered): draft one from a report, or check one");
+  add_spec_options(*spec, cl.spec);
   auto* hostfile = app.add_subcommand("hostfile", "Check an Open MPI hostfile; print one 'HOST SLOTS' line per host (exit 2 on a problem)");
   hostfile->add_option("file", cl.hostfile, "The hostfile")->required();
 
@@ -352,7 +385,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   } catch (const CLI::CallForHelp&) {
     cl.exit_code = 0;
     cl.message = app.help();
-    for (const auto* sub : {run, audit, report, compare})
+    for (const auto* sub : {run, audit, report, compare, spec})
       if (sub->parsed()) cl.message = sub->help();
     return cl;
   } catch (const CLI::CallForVersion&) {
@@ -368,6 +401,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   if (report->parsed()) cl.command = Command::report;
   if (hostfile->parsed()) cl.command = Command::hostfile;
   if (compare->parsed()) cl.command = Command::compare;
+  if (spec->parsed()) cl.command = Command::spec;
   if (plan->parsed()) {
     cl.command = Command::plan_uplink;
     problem = plan_cli.finish(cl.uplink);

@@ -19,6 +19,7 @@ struct RunOptions {
   std::string out_dir;
   std::string profile = "default";
   std::optional<int> expect_nodes;
+  std::string spec;  // the cluster spec (what was ordered), judged fail-closed; "" none
   std::vector<std::string> phases = kAllPhases;
   double timeout_s = 120;      // deadline for each gather/broadcast of a phase
   std::string root = "/";      // filesystem root the probe reads (fixture trees in tests)
@@ -40,11 +41,13 @@ struct AuditOptionsCli {
 
 struct ReportOptionsCli {
   std::string input;                                 // a saved report.json (or its directory with --finalize)
-  std::vector<std::string> formats = {"md", "html", "junit"};  // of json, md, html, junit
+  // Of json, md, html, junit, prom; empty: md, html, junit (with --finalize: what the run wrote, and md).
+  std::vector<std::string> formats;
   std::string out_dir;                               // default: the input's directory
   bool finalize = false;        // mark an unfinished run's report as ended in error
   std::string launcher_log;     // what mpirun/srun printed (lost ranks and nodes)
   std::string launcher_status;  // how the launcher ended, e.g. "mpirun exited 137"
+  std::vector<std::string> lost_nodes;  // nodes the caller saw stop answering (the launch node itself)
 };
 
 struct CompareOptionsCli {
@@ -55,7 +58,17 @@ struct CompareOptionsCli {
   std::string out_dir;   // compare.md, compare.json, compare-junit.xml when given
 };
 
-enum class Command { none, run, nccl_audit, report, compare, hostfile, plan_uplink };
+// `fabricproof spec draft --from report.json [--out FILE] [--name NAME]`, and `spec check FILE`.
+struct SpecOptionsCli {
+  std::string action;  // "draft" or "check"
+  std::string from;    // draft: the report.json of a known-good run
+  std::string file;    // check: the spec to validate
+  std::string out;     // draft: where to write the spec ("" standard output)
+  std::string name;    // draft: the spec's name
+  std::string profile = "default";  // draft: which RDMA devices count (the profile's device filter)
+};
+
+enum class Command { none, run, nccl_audit, report, compare, hostfile, plan_uplink, spec };
 
 struct CommandLine {
   Command command = Command::none;
@@ -63,6 +76,7 @@ struct CommandLine {
   AuditOptionsCli audit;
   ReportOptionsCli report;
   CompareOptionsCli compare;
+  SpecOptionsCli spec;
   std::string hostfile;  // `fabricproof hostfile FILE`
   UplinkPlanInput uplink;   // `fabricproof plan-uplink`
   bool uplink_json = false;

@@ -73,6 +73,10 @@ struct SweepOptions {
   bool ring = false;            // NCCL_ALGO=Ring for the groups (Tree can beat the NIC at 2 nodes)
   double timeout_s = 120;       // deadline of every wait on the collective
   std::string time_stat = "avg";  // a row's time over the ranks: "avg" (nccl-tests' default) or "max" (the slowest)
+  // Whether NCCL must run the sweeps (rank 0, from the cluster spec; not in the report's options):
+  // unset, "auto" may pick MPI only on a cluster without GPUs; false (the spec waives NCCL), also
+  // where NCCL cannot run on GPU nodes; true, never.
+  std::optional<bool> nccl_required;
 };
 
 struct CollTiming {

@@ -306,8 +306,7 @@ std::vector<Finding> check_node_health(const ClusterFacts& cluster, const Profil
   return out;
 }
 
-std::vector<Finding> check_cluster_shape(const ClusterFacts& cluster, const Profile& profile,
-                                         const InventoryCheckOptions& options) {
+std::vector<Finding> check_node_count(const ClusterFacts& cluster, const Profile& profile, const InventoryCheckOptions& options) {
   std::vector<Finding> out;
   const auto expected_nodes = options.expect_nodes ? options.expect_nodes : profile.cluster.nodes;
   std::vector<std::string> hosts;
@@ -320,6 +319,12 @@ std::vector<Finding> check_cluster_shape(const ClusterFacts& cluster, const Prof
                           ok ? "" : fmt::format("Expected {} nodes, found {} ({}): check the hostfile, the slots per host, and that every node answers ssh.",
                                              *expected_nodes, cluster.nodes.size(), fmt::join(hosts, ", "))));
   }
+  return out;
+}
+
+std::vector<Finding> check_cluster_shape(const ClusterFacts& cluster, const Profile& profile,
+                                         const InventoryCheckOptions& options) {
+  std::vector<Finding> out = check_node_count(cluster, profile, options);
   if (!cluster.missing_ranks.empty()) {
     out.push_back(Finding("rank_answered", "cluster", Verdict::error, json{{"missing_ranks", cluster.missing_ranks}},
                           "every rank answers the inventory gather", "every rank answers before the deadline",

@@ -51,6 +51,14 @@ int64_t delta(const PairResult* pair, const std::string& label, std::initializer
   return total;
 }
 
+// The error counters that make a dip evidence, not noise: the link's (symbol errors, recovery, link
+// downed, receive errors) and, on RoCE, loss (retransmissions, sequence errors, ACK timeouts).
+// Names as the kernel's counters/ and hw_counters/ (mlx5, rxe) give them.
+const std::initializer_list<const char*> kErrorCounters = {
+    "symbol_error", "link_downed", "link_error_recovery", "port_rcv_errors", "local_link_integrity_errors",
+    "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors", "out_of_sequence", "packet_seq_err",
+    "local_ack_timeout_err", "rcvd_seq_err", "out_of_seq_request", "completer_retry_err", "duplicate_request", "retry_exceeded_err"};
+
 std::string describe_gen(const PcieLink& l, bool current) {
   const auto gen = current ? l.current_gen : l.max_gen;
   const auto width = current ? l.current_width : l.max_width;
@@ -237,7 +245,17 @@ struct PairJudge {
     measured["remeasured"] = second ? json(*second) : json(u->status == Status::ok ? std::string("no figure") : u->reason);
     const bool intermittent = second && keeps(*second);
     measured["intermittent"] = intermittent;
-    return intermittent ? Verdict::warn : broken_verdict;
+    if (!intermittent) return broken_verdict;
+    // Passing once more clears a dip only when the ports' error counters stayed clean while it
+    // happened (the first measurement's pair run): a counter that moved is the fault showing itself.
+    std::string moved;
+    for (const auto& label : {a().label(), b().label()}) {
+      std::string which;
+      if (delta(&pair, label, kErrorCounters, &which) > 0) moved += (moved.empty() ? "" : "; ") + label + ": " + which;
+    }
+    if (moved.empty()) return Verdict::warn;
+    measured["counters_moved"] = moved;
+    return broken_verdict;
   }
 
   void judge(const TestResult& t) {
@@ -335,9 +353,26 @@ void name_suspects(const VerbsSection& s, const ClusterFacts& cluster, const std
 
 }  // namespace
 
+// A pair planned and not measured (a port not ACTIVE on one side) proves nothing about its link:
+// not proven, with the reason, never silence. A matrix without a pair proves nothing at all.
+void not_measured(const VerbsSection& s, std::vector<Finding>& out) {
+  if (s.pairs.empty())
+    out.push_back(Finding("verbs_pairs", "matrix", Verdict::not_proven, 0, ">= 1 pair", "the verbs phase measures at least one pair",
+                          "No pair was planned: the nodes have no RDMA port the profile includes in common (profile devices, rails)."));
+  for (const auto& pair : s.pairs) {
+    if (pair.tests.empty() || !std::all_of(pair.tests.begin(), pair.tests.end(), [](const TestResult& t) { return t.status == Status::not_measured; }))
+      continue;
+    const auto subject = s.endpoints[static_cast<size_t>(pair.a)].label() + " <-> " + s.endpoints[static_cast<size_t>(pair.b)].label();
+    out.push_back(Finding("verbs_pair_not_measured", subject, Verdict::not_proven, pair.tests.front().reason, "measured",
+                          "every planned pair is measured",
+                          "Not measured: " + pair.tests.front().reason + ". Bring the port up (ibstat, the cable, the switch port) and rerun."));
+  }
+}
+
 std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& cluster, const Profile& profile) {
   std::vector<Finding> out;
   std::map<int, Trouble> troubles;
+  not_measured(s, out);
   for (const auto& pair : s.pairs) {
     PairJudge judge{s, cluster, profile, pair, out, false, false, {}, {}};
     for (const auto& t : pair.tests) judge.judge(t);

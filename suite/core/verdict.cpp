@@ -5,14 +5,14 @@
 
 namespace fabricproof {
 namespace {
-constexpr std::array<std::string_view, 5> kNames = {"pass", "skip", "warn", "fail", "error"};
+constexpr std::array<std::string_view, 6> kNames = {"pass", "skip", "warn", "not_proven", "fail", "error"};
 }
 
 std::string_view to_string(Verdict verdict) { return kNames.at(static_cast<size_t>(verdict)); }
 
 std::string verdict_label(Verdict verdict) {
   std::string out(to_string(verdict));
-  for (auto& c : out) c = static_cast<char>(c - 'a' + 'A');  // the names are lowercase ASCII
+  for (auto& c : out) c = c == '_' ? ' ' : static_cast<char>(c - 'a' + 'A');  // lowercase ASCII and '_' ("NOT PROVEN")
   return out;
 }
 
@@ -31,6 +31,8 @@ int exit_code_for(Verdict verdict) {
       return 2;
     case Verdict::fail:
       return 1;
+    case Verdict::not_proven:
+      return 3;
     default:
       return 0;
   }

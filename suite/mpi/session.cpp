@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "core/located_error.hpp"
 
@@ -98,7 +99,9 @@ void Session::inject_fault_at_step() {
   std::fflush(stderr);
   if (action == "stop") raise(SIGSTOP);
   if (action == "kill") raise(SIGKILL);
-  if (action == "exit") std::_Exit(3);
+  if (action == "exit") std::_Exit(4);  // not 3, a run's own "not proven"
+  // An error of this rank alone, raised where the step is (a phase's adapter failing on one node).
+  if (action == "throw") throw std::runtime_error("FABRICPROOF_INJECT: an error raised at \"" + doing() + "\"");
 }
 
 std::string Session::doing() const { return step_.empty() ? phase_ : phase_ + ": " + step_; }

@@ -62,8 +62,9 @@ class Session {
   const std::string& step() const { return step_; }
   std::string doing() const;  // "collectives: allreduce 32 MiB on 4 nodes"
 
-  // Fault injection for tests (FABRICPROOF_INJECT="RANK:TEXT:ACTION", ACTION stop | kill | exit):
-  // the rank RANK stops itself (SIGSTOP), dies (SIGKILL) or exits (status 3) the first time its
+  // Fault injection for tests (FABRICPROOF_INJECT="RANK:TEXT:ACTION", ACTION stop | kill | exit |
+  // throw): the rank RANK stops itself (SIGSTOP), dies (SIGKILL), exits (status 4) or throws (an
+  // error of that rank alone, caught at the phase boundary) the first time its
   // "phase: step" contains TEXT. Real faults, landed at a step rather than after a delay, so that
   // the localhost tests hit the same step on a slow machine as on a fast one.
   void inject_fault_at_step();

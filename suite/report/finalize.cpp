@@ -47,6 +47,31 @@ void add(std::vector<LauncherLoss>& out, LauncherLoss loss) {
   out.push_back(std::move(loss));
 }
 
+// ssh's and Open MPI's words for a job that could not start on a host: the host and why, in plain words.
+std::optional<LauncherLoss> launch_failure(std::string_view line) {
+  auto loss = [&](std::string_view host, const std::string& why) {
+    return LauncherLoss{-1, std::string(host), why + " (" + std::string(line) + ")", true};
+  };
+  if (const auto at = line.find("Could not resolve hostname "); at != std::string_view::npos) {
+    auto host = line.substr(at + 27);
+    return loss(host.substr(0, host.find(':')), "the host name does not resolve");
+  }
+  if (const auto at = line.find("connect to host "); at != std::string_view::npos) {
+    const auto host = word_after(line, "connect to host ");
+    if (line.find("Connection refused") != std::string_view::npos) return loss(host, "refuses ssh (connection refused)");
+    if (line.find("No route to host") != std::string_view::npos) return loss(host, "cannot be reached (no route to host)");
+    if (line.find("timed out") != std::string_view::npos) return loss(host, "does not answer ssh (timed out)");
+    return loss(host, "ssh cannot connect");
+  }
+  if (const auto at = line.find(": Permission denied ("); at != std::string_view::npos) {
+    auto who = line.substr(0, at);
+    who = who.substr(who.find_last_of(" ") == std::string_view::npos ? 0 : who.find_last_of(" ") + 1);
+    return loss(who.substr(who.find('@') == std::string_view::npos ? 0 : who.find('@') + 1), "refuses ssh (permission denied: keys or user)");
+  }
+  if (line.find("Host key verification failed") != std::string_view::npos) return loss("", "ssh refused the host's key (Host key verification failed)");
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<LauncherLoss> parse_launcher_log(std::string_view text) {
@@ -57,9 +82,17 @@ std::vector<LauncherLoss> parse_launcher_log(std::string_view text) {
     lines.push_back(text.substr(start, end - start));
     start = end + 1;
   }
+  std::string executable;  // Open MPI: "Executable: X" then "Node: H" of an application it could not start
   for (size_t i = 0; i < lines.size(); ++i) {
     const auto line = trim(lines[i]);
-    if (const auto at = line.find("noticed that process rank "); at != std::string_view::npos) {
+    if (auto failed = launch_failure(line)) {
+      add(out, *failed);
+    } else if (line.rfind("Executable:", 0) == 0) {
+      executable = std::string(trim(line.substr(11)));
+    } else if (line.rfind("Node:", 0) == 0 && !executable.empty()) {
+      add(out, {-1, std::string(trim(line.substr(5))), "no binary there: " + executable + " cannot be accessed or executed (mpirun)", true});
+      executable.clear();
+    } else if (const auto at = line.find("noticed that process rank "); at != std::string_view::npos) {
       // mpirun noticed that process rank 2 with PID 4711 on node node3 exited on signal 9 (Killed).
       const auto rank = leading_int(line.substr(at + 26));
       add(out, {rank.value_or(-1), std::string(word_after(line, " on node ")), std::string(line.substr(at))});
@@ -97,7 +130,17 @@ bool finalize_report(Report& report, const std::string& launcher_status, const s
   if (report.finished) return false;
   const InFlight where = report.in_flight.value_or(InFlight{"unknown", "", ""});
   const std::string step = where.phase + (where.step.empty() ? "" : ": " + where.step);
+  std::string not_started;  // "node5: the host name does not resolve (ssh: ...)", the first of them
   for (const auto& loss : losses) {
+    if (loss.not_started) {
+      const std::string host = loss.host.empty() ? "a host" : loss.host;
+      if (not_started.empty()) not_started = host + ": " + loss.what;
+      report.findings.push_back({"launch_failed", host, Verdict::error, {{"host", loss.host}, {"launcher", loss.what}},
+                                 "the job starts on every host", "the launcher starts a rank on every host of the hostfile",
+                                 "The job could not start on " + host + ": " + loss.what +
+                                     ". Check the hostfile's name for it, DNS (getent hosts), ssh from the launch node, and the binary's path there."});
+      continue;
+    }
     const bool node = loss.rank < 0;
     const std::string subject = node ? "node " + (loss.host.empty() ? std::string("unknown") : loss.host)
                                      : fmt::format("rank {} ({})", loss.rank, loss.host.empty() ? "host unknown" : loss.host);
@@ -109,11 +152,15 @@ bool finalize_report(Report& report, const std::string& launcher_status, const s
                                    ": check that host first (is it up, dmesg, the management network, the process killed). "
                                    "Results from the step in flight on are missing."});
   }
-  report.findings.push_back({"run_incomplete", "run", Verdict::error, {{"launcher", launcher_status}, {"in_flight", step}, {"since", where.since}},
-                             "a finished run", "a report is final only when the run wrote its last verdict",
-                             "The run ended before it finished (" + launcher_status + "), during " + step +
-                                 ". The results before that step are kept; rerun to get a verdict."});
-  const std::string reason = "did not finish: " + launcher_status + (losses.empty() ? "" : fmt::format("; {} lost", losses.size()));
+  nlohmann::json measured = {{"launcher", launcher_status}, {"in_flight", step}, {"since", where.since}};
+  if (!not_started.empty()) measured["could_not_start"] = not_started;
+  report.findings.push_back({"run_incomplete", "run", Verdict::error, measured, "a finished run",
+                             "a report is final only when the run wrote its last verdict",
+                             not_started.empty() ? "The run ended before it finished (" + launcher_status + "), during " + step +
+                                                       ". The results before that step are kept; rerun to get a verdict."
+                                                 : "The launcher could not start the job: " + not_started + "."});
+  const std::string reason = !not_started.empty() ? "could not start: " + not_started
+                                                  : "did not finish: " + launcher_status + (losses.empty() ? "" : fmt::format("; {} lost", losses.size()));
   auto phase = std::find_if(report.phases.begin(), report.phases.end(), [&](const PhaseRecord& p) { return p.name == where.phase; });
   if (phase == report.phases.end()) phase = report.phases.insert(report.phases.end(), PhaseRecord{where.phase, Verdict::error, reason, 0});
   phase->verdict = Verdict::error;

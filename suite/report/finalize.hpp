@@ -17,12 +17,17 @@ struct LauncherLoss {
   int rank = -1;      // -1: a whole node (a daemon), or a rank the launcher did not name
   std::string host;   // "" when not named
   std::string what;   // the launcher's words, one line
+  // The launcher could not start the job there (the host does not resolve, refuses ssh, has no
+  // binary): the run never began on it. `what` then says why in plain words, with ssh's line.
+  bool not_started = false;
 };
 
 // The losses named in launcher output: Open MPI's mpirun ("noticed that process rank N ... on node
 // H exited on signal S", "lost communication with a remote daemon ... on node H", "processes
 // exited with non-zero status ... Process name: [[J,1],N]"), Slurm's srun ("srun: error: H: task
-// N: Killed"), and the ranks' own "fabricproof: lost-rank: {json}" lines. Launcher prefixes
+// N: Killed"), the ranks' own "fabricproof: lost-rank: {json}" lines, and the reasons a launch
+// failed on a host (ssh's "Could not resolve hostname", "Connection refused", "Permission denied",
+// Open MPI's "could not access or execute an executable ... Node: H"). Launcher prefixes
 // (--tag-output, timestamps) may precede any line. Duplicates are merged.
 std::vector<LauncherLoss> parse_launcher_log(std::string_view text);
 

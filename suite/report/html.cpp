@@ -32,12 +32,12 @@ std::string esc(std::string_view s) {
 std::string num(double v) { return fmt::format("{:.3g}", v); }
 
 constexpr const char* kStyle = R"(
-:root{--pass:#1a7f37;--warn:#b08800;--fail:#cf222e;--error:#8250df;--skip:#6e7781;--ink:#1f2328;--line:#d0d7de}
+:root{--pass:#1a7f37;--warn:#b08800;--not_proven:#bc4c00;--fail:#cf222e;--error:#8250df;--skip:#6e7781;--ink:#1f2328;--line:#d0d7de}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink);margin:0 auto;max-width:1280px;padding:0 20px 40px}
 h1{margin:.2em 0}h2{border-bottom:1px solid var(--line);padding-bottom:4px;margin-top:2em}
 .banner{color:#fff;padding:18px 24px;border-radius:8px;margin:16px 0;display:flex;gap:24px;align-items:baseline;flex-wrap:wrap}
 .banner .v{font-size:32px;font-weight:700;letter-spacing:1px}
-.pass{background:var(--pass)}.warn{background:var(--warn)}.fail{background:var(--fail)}.error{background:var(--error)}.skip{background:var(--skip)}
+.pass{background:var(--pass)}.warn{background:var(--warn)}.not_proven{background:var(--not_proven)}.fail{background:var(--fail)}.error{background:var(--error)}.skip{background:var(--skip)}
 .tag{color:#fff;border-radius:4px;padding:1px 6px;font-size:12px;font-weight:600;white-space:nowrap}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}table.sortable th{cursor:pointer}table.sortable th:after{content:" \2195";color:#8c959f}
@@ -94,8 +94,8 @@ std::string banner(Verdict v, const std::string& label, const std::string& title
 std::string counts_text(const std::vector<Finding>& findings) {
   std::map<Verdict, int> n;
   for (const auto& f : findings) ++n[f.verdict];
-  return fmt::format("{} pass, {} warn, {} fail, {} error, {} skip", n[Verdict::pass], n[Verdict::warn], n[Verdict::fail], n[Verdict::error],
-                     n[Verdict::skip]);
+  return fmt::format("{} pass, {} warn, {} not proven, {} fail, {} error, {} skip", n[Verdict::pass], n[Verdict::warn], n[Verdict::not_proven],
+                     n[Verdict::fail], n[Verdict::error], n[Verdict::skip]);
 }
 
 // A generic table from rows of already-escaped cells.
@@ -372,6 +372,8 @@ std::string head_section(const Report& r) {
   // An unfinished run shows as an error banner: nothing in it may read as a pass.
   h += banner(r.finished ? r.verdict : Verdict::error, r.verdict_label(), fmt::format("{} node(s), {} rank(s)", r.nodes.size(), r.world_size),
               counts_text(r.findings));
+  if (const auto line = r.not_proven_line(); !line.empty())
+    h += fmt::format("<p class=\"not-proven\" id=\"not-proven\"><b>Not proven:</b> {}.</p>\n", esc(line));
   if (!r.finished && r.in_flight)
     h += fmt::format("<p class=\"incomplete\"><b>This run has not finished.</b> In flight: {}: {} (since {}). The results so far are below.</p>\n",
                      esc(r.in_flight->phase), esc(r.in_flight->step), esc(r.in_flight->since));

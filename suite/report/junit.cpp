@@ -13,7 +13,7 @@ struct Counts {
   int tests = 0, failures = 0, errors = 0, skipped = 0;
   void add(Verdict v) {
     ++tests;
-    failures += v == Verdict::fail;
+    failures += v == Verdict::fail || v == Verdict::not_proven;
     errors += v == Verdict::error;
     skipped += v == Verdict::skip;
   }
@@ -30,9 +30,10 @@ std::string testcase(const std::string& classname, const std::string& name, Verd
     case Verdict::warn:
       return xml + fmt::format(">\n      <system-out>WARN: {}\n{}</system-out>\n    </testcase>\n", xml_escape(message), xml_escape(body));
     case Verdict::skip: return xml + fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(message));
+    case Verdict::not_proven:  // a CI system must not read "not measured" as a pass
     case Verdict::fail:
     case Verdict::error: {
-      const char* tag = v == Verdict::fail ? "failure" : "error";
+      const char* tag = v == Verdict::error ? "error" : "failure";
       return xml + fmt::format(">\n      <{} message=\"{}\" type=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(message), to_string(v),
                                xml_escape(body), tag);
     }
@@ -79,8 +80,9 @@ std::string render_junit(const Report& r) {
   Counts phases;
   std::string phase_cases;
   for (const auto& p : r.phases) {
-    // A phase that ran passes here; its findings carry the verdicts. Errors and skips say why.
-    const Verdict v = p.verdict == Verdict::error || p.verdict == Verdict::skip ? p.verdict : Verdict::pass;
+    // A phase that ran passes here; its findings carry the verdicts. Errors, skips and phases
+    // selected but not run (not proven: a failure to CI) say why.
+    const Verdict v = p.verdict == Verdict::error || p.verdict == Verdict::skip || p.verdict == Verdict::not_proven ? p.verdict : Verdict::pass;
     phases.add(v);
     phase_cases += testcase("fabricproof.phase", p.name, v, p.reason, p.reason);
   }

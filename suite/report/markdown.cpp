@@ -177,7 +177,9 @@ void head_table(std::string& md, const Report& r) {
   const auto parts = r.build.is_object() ? r.build.value("optional_parts", nlohmann::json::object()) : nlohmann::json::object();
   for (const auto& [k, v] : parts.items())
     built.push_back(k + ": " + yes_no(v));
-  md += fmt::format("# fabricproof acceptance report: {}\n\n", r.verdict_label());
+  // The first line says what was not measured: a reader who stops there must not take it for a pass.
+  const auto not_proven = r.not_proven_line();
+  md += fmt::format("# fabricproof acceptance report: {}{}\n\n", r.verdict_label(), not_proven.empty() ? "" : " (" + cell(not_proven) + ")");
   if (!r.finished)
     md += fmt::format("> **This run has not finished.** In flight: {}{} (since {}). The results so far are below; their verdict so far is {}.\n\n",
                       cell(r.in_flight ? r.in_flight->phase : ""), r.in_flight && !r.in_flight->step.empty() ? ": " + cell(r.in_flight->step) : "",
@@ -199,8 +201,8 @@ void head_table(std::string& md, const Report& r) {
 void attention_sections(std::string& md, const Report& r) {
   std::map<Verdict, int> counts;
   for (const auto& f : r.findings) ++counts[f.verdict];
-  md += fmt::format("Findings: {} pass, {} warn, {} fail, {} error, {} skip.\n\n", counts[Verdict::pass],
-                    counts[Verdict::warn], counts[Verdict::fail], counts[Verdict::error], counts[Verdict::skip]);
+  md += fmt::format("Findings: {} pass, {} warn, {} not proven, {} fail, {} error, {} skip.\n\n", counts[Verdict::pass],
+                    counts[Verdict::warn], counts[Verdict::not_proven], counts[Verdict::fail], counts[Verdict::error], counts[Verdict::skip]);
 
   std::vector<const Finding*> attention;
   for (const auto* f : worst_first(r.findings))
@@ -312,9 +314,10 @@ std::string render_markdown(const Report& r) {
 std::string render_console_summary(const Report& r, size_t max_findings) {
   std::map<Verdict, int> counts;
   for (const auto& f : r.findings) ++counts[f.verdict];
-  std::string out = fmt::format("fabricproof: {}  ({} nodes, {} ranks; {} pass, {} warn, {} fail, {} error, {} skip)\n",
+  std::string out = fmt::format("fabricproof: {}  ({} nodes, {} ranks; {} pass, {} warn, {} not proven, {} fail, {} error, {} skip)\n",
                                 r.verdict_label(), r.nodes.size(), r.world_size, counts[Verdict::pass], counts[Verdict::warn],
-                                counts[Verdict::fail], counts[Verdict::error], counts[Verdict::skip]);
+                                counts[Verdict::not_proven], counts[Verdict::fail], counts[Verdict::error], counts[Verdict::skip]);
+  if (const auto line = r.not_proven_line(); !line.empty()) out += "  NOT PROVEN: " + line + "\n";
   size_t shown = 0;
   for (const auto* f : worst_first(r.findings)) {
     if (f->verdict < Verdict::warn || shown == max_findings) break;
@@ -323,7 +326,7 @@ std::string render_console_summary(const Report& r, size_t max_findings) {
     ++shown;
   }
   for (const auto& p : r.phases)
-    if (p.verdict == Verdict::error || p.verdict == Verdict::skip)
+    if (p.verdict == Verdict::error || p.verdict == Verdict::skip || p.verdict == Verdict::not_proven)
       out += fmt::format("  phase {} {}: {}\n", p.name, to_string(p.verdict), p.reason);
   if (!r.finished && r.in_flight) out += fmt::format("  not finished: in flight {}: {}\n", r.in_flight->phase, r.in_flight->step);
   return out;

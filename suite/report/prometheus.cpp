@@ -53,7 +53,7 @@ std::optional<double> epoch_seconds(const std::string& utc) {  // "2026-11-29T17
 
 std::string render_prometheus(const Report& r) {
   Family verdict("fabricproof_run_verdict", "The run's verdict: 1 for the verdict it has (incomplete while it runs), 0 for the others.");
-  for (const char* v : {"pass", "warn", "fail", "skip", "error", "incomplete"}) {
+  for (const char* v : {"pass", "warn", "not_proven", "fail", "skip", "error", "incomplete"}) {
     const std::string have = r.finished ? std::string(to_string(r.verdict)) : "incomplete";
     verdict.add({{"verdict", v}}, have == v ? 1 : 0);
   }
@@ -63,7 +63,7 @@ std::string render_prometheus(const Report& r) {
   Family started("fabricproof_run_started_timestamp_seconds", "When the run started (Unix time).");
   if (auto t = epoch_seconds(r.started_at)) started.add({}, *t);
   Family findings("fabricproof_findings", "Findings of the run by verdict.");
-  std::map<std::string, int> counts = {{"pass", 0}, {"warn", 0}, {"fail", 0}, {"skip", 0}, {"error", 0}};
+  std::map<std::string, int> counts = {{"pass", 0}, {"warn", 0}, {"not_proven", 0}, {"fail", 0}, {"skip", 0}, {"error", 0}};
   for (const auto& f : r.findings) ++counts[std::string(to_string(f.verdict))];
   for (const auto& [v, n] : counts) findings.add({{"verdict", v}}, n);
 

@@ -22,6 +22,16 @@ Verdict Report::overall() const {
 
 std::string Report::verdict_label() const { return finished ? fabricproof::verdict_label(verdict) : "INCOMPLETE"; }
 
+std::string Report::not_proven_line() const {
+  std::string phases_not_run;
+  for (const auto& p : phases)
+    if (p.verdict == Verdict::not_proven) phases_not_run += (phases_not_run.empty() ? "" : "; ") + p.name + " (" + p.reason + ")";
+  const auto missing = std::count_if(findings.begin(), findings.end(), [](const Finding& f) { return f.verdict == Verdict::not_proven; });
+  std::string line = phases_not_run.empty() ? "" : "not run: " + phases_not_run;
+  if (missing > 0) line += (line.empty() ? "" : "; ") + std::to_string(missing) + " finding(s) not proven (not measured)";
+  return line;
+}
+
 void to_json(nlohmann::json& j, const InFlight& f) { j = {{"phase", f.phase}, {"step", f.step}, {"since", f.since}}; }
 void from_json(const nlohmann::json& j, InFlight& f) {
   f.phase = j.value("phase", "");

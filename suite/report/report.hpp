@@ -73,6 +73,9 @@ struct Report {
   Verdict overall() const;
   // "PASS", "FAIL", ... or "INCOMPLETE": how the human formats head the report.
   std::string verdict_label() const;
+  // What was selected or declared and not measured, for the first line of every human format:
+  // "not run: verbs (no RDMA device on any node); 2 declared measurement(s) missing", or "".
+  std::string not_proven_line() const;
 };
 
 void to_json(nlohmann::json& j, const InFlight& f);

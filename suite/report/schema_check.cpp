@@ -70,6 +70,10 @@ class Checker {
       else if (matching != 1)
         add(at, fmt::format("matches {} of the {} alternatives, not exactly one", matching, one->size()));
     }
+    // if/then: a comparison entry measured "ok" must carry its figures (a saved report whose entries
+    // lack them would otherwise be rendered and compared without a word).
+    if (const auto when = schema.find("if"); when != schema.end() && Checker(root_, 1).passes(*when, v))
+      if (const auto then = schema.find("then"); then != schema.end()) check(*then, v, at);
     if (v.is_object()) check_object(schema, v, at);
     if (v.is_array())
       if (const auto items = schema.find("items"); items != schema.end())

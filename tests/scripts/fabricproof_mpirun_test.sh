@@ -95,5 +95,33 @@ took=$((SECONDS - start))
 [[ "$out" != *"ending mpirun"* ]] && [ $took -ge 6 ] && echo "ok   an incomplete report: mpirun left to run ($took s)" ||
   { echo "FAIL an incomplete report: mpirun ended early ($took s): $out"; failures=$((failures + 1)); }
 
+# With the real mpirun and binary: a report of an earlier run never survives a later one into the
+# same directory. A host that does not resolve: the job never starts, and the report (and report.prom,
+# asked for with --format) says so in one line naming the host, never a signal, never the old pass.
+bin=${FABRICPROOF_BIN:-$here/../../build/fabricproof}
+if [ -x "$bin" ] && command -v mpirun >/dev/null && command -v ssh >/dev/null; then
+  mkdir -p "$tmp/stale"
+  echo '{"schema": "fabricproof.report/1", "verdict": "pass"}' >"$tmp/stale/report.json"
+  printf 'fabricproof_run_verdict{verdict="pass"} 1\n' >"$tmp/stale/report.prom"
+  printf 'nosuchhost.invalid slots=1\n' >"$tmp/unresolvable"
+  out=$(timeout 120 "$wrapper" --hostfile "$tmp/unresolvable" --mgmt-net none -- run --phases inventory --format json,prom --out "$tmp/stale" 2>&1); rc=$?
+  status_is "a host that does not resolve: exit 2" $rc 2
+  check "... the console names the host and the reason" "$out" "ERROR  launch_failed          nosuchhost"
+  check "... and says the job could not start" "$out" "mpirun could not start the job (exit status 255)"
+  [[ "$out" == *"signal"* ]] && { echo "FAIL an exit status read as a signal: $out"; failures=$((failures + 1)); }
+  check "... the report names it" "$(jq -r '.verdict + " " + ([.findings[] | select(.id == "launch_failed") | .subject + ": " + .measured.launcher] | join(";"))' "$tmp/stale/report.json" 2>&1)" \
+    "error nosuchhost: the host name does not resolve"
+  check "... report.prom is this run's, not the earlier pass" "$(cat "$tmp/stale/report.prom" 2>&1)" 'fabricproof_run_verdict{verdict="error"} 1'
+  # Rank 0 killed at its first step, into a directory holding a passing report: never a pass.
+  echo '{"schema": "fabricproof.report/1", "verdict": "pass"}' >"$tmp/stale/report.json"
+  out=$(FABRICPROOF_INJECT="0:start:kill" timeout 120 "$wrapper" --hostfile "$hostfiles/localhost" --ranks-per-node 2 --mgmt-net none -- \
+        run --phases inventory --out "$tmp/stale" 2>&1); rc=$?
+  status_is "rank 0 killed in its first step: exit 2" $rc 2
+  check "... the report of the earlier pass did not survive" "$(jq -r .verdict "$tmp/stale/report.json" 2>&1)" "error"
+else
+  skip_what="no fabricproof binary ($bin), mpirun or ssh"
+  [ "${CI:-}" = "true" ] && { echo "FAIL $skip_what (CI=true)"; failures=$((failures + 1)); } || echo "note: not checked: $skip_what"
+fi
+
 [ $failures -eq 0 ] && echo "all checks passed" || echo "$failures check(s) failed"
 exit $((failures > 0))

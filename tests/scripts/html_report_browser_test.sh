@@ -5,8 +5,9 @@
 set -euo pipefail
 fabricproof=$1 report=$2 out=$3
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-if [[ -z $browser ]]; then echo "SKIP: no chromium on this machine (scripts/install-deps --browser installs it)"; exit 77; fi
-command -v jq >/dev/null || { echo "SKIP: jq is needed to derive the expected counts"; exit 77; }
+source "$(dirname "${BASH_SOURCE[0]}")/skip_missing.sh"
+[[ -n $browser ]] || skip_missing "no chromium on this machine (scripts/install-deps --browser installs it)"
+command -v jq >/dev/null || skip_missing "jq is needed to derive the expected counts"
 rm -rf "$out" && mkdir -p "$out"
 
 # Headless, no sandbox (root in CI), every host name unresolvable: a page that tried to fetch
@@ -55,7 +56,7 @@ expect "sortable findings rows" "$(count '<tr class="finding">')" "$(jq '.findin
 sed 's#</body></html>#<script>var th=document.querySelector("\#findings-table th");function first(){return document.querySelector("\#findings-table tbody tr td").dataset.sort;}th.click();document.body.dataset.one=first();th.click();document.body.dataset.two=first();</script></body></html>#' \
   "$out/report.html" >"$out/sort-check.html"
 load "$out/sort-check.html"
-worst=$(jq '[.findings[].verdict | {"pass":0,"skip":1,"warn":2,"fail":3,"error":4}[.]] | max' "$report")
+worst=$(jq '[.findings[].verdict | {"pass":0,"skip":1,"warn":2,"not_proven":3,"fail":4,"error":5}[.]] | max' "$report")
 expect "worst verdict first after one click" "$(grep -o 'data-one="[0-9]"' "$out/dom.html" | grep -o '[0-9]' || echo -1)" "$worst"
 expect "best verdict first after two clicks" "$(grep -o 'data-two="[0-9]"' "$out/dom.html" | grep -o '[0-9]' || echo -1)" 0
 [[ -s $out/console.txt ]] && { echo "FAIL: console messages while sorting:"; cat "$out/console.txt"; fail=1; }

@@ -7,8 +7,9 @@
 set -u
 build=$1 work=$2
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/skip_missing.sh"
 command -v dpkg-deb >/dev/null && command -v dpkg-shlibdeps >/dev/null ||
-  { echo "SKIPPED: no dpkg-deb/dpkg-shlibdeps (Debian's dpkg-dev)"; exit 77; }
+  skip_missing "no dpkg-deb/dpkg-shlibdeps (Debian's dpkg-dev)"
 rm -rf "$work" && mkdir -p "$work"
 failures=0
 check() {  # check DESCRIPTION COMMAND...: one line per check, a failure counted

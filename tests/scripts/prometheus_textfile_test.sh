@@ -4,7 +4,8 @@
 #   prometheus_textfile_test.sh FABRICPROOF_BINARY REPORT.json WORK_DIR
 set -u
 bin=$1 report=$2 work=$3
-command -v promtool >/dev/null || { echo "SKIPPED: no promtool (scripts/install-deps --browser installs Debian's prometheus)"; exit 77; }
+source "$(dirname "${BASH_SOURCE[0]}")/skip_missing.sh"
+command -v promtool >/dev/null || skip_missing "no promtool (scripts/install-deps --browser installs Debian's prometheus)"
 rm -rf "$work" && mkdir -p "$work"
 "$bin" report "$report" --format prom --out "$work" || { echo "FAIL: report --format prom"; exit 1; }
 prom="$work/report.prom"

@@ -8,7 +8,8 @@ bin=$1 mpiexec=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
 schema="$here/../../schemas/report.schema.json"
 python=/usr/bin/python3
-"$python" -c 'import jsonschema' 2>/dev/null || { echo "SKIPPED: no python3-jsonschema (scripts/install-deps --browser installs it)"; exit 77; }
+source "$(dirname "${BASH_SOURCE[0]}")/skip_missing.sh"
+"$python" -c 'import jsonschema' 2>/dev/null || skip_missing "no python3-jsonschema (scripts/install-deps --browser installs it)"
 rm -rf "$work" && mkdir -p "$work"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 "$mpiexec" -np 2 "$bin" run --phases inventory,collectives --collective-engine mpi --max-bytes 4K --out "$work/finished" >/dev/null 2>&1
@@ -51,3 +52,30 @@ for name, doc in (("an unknown verdict", bad), ("collectives: 5", bad2), ("a mat
     else: print(f"ok   the schema rejects {name}")
 sys.exit(1 if failures else 0)
 PY
+status=$?
+# The cluster specs shipped in specs/ (and one drafted from the real lab report) validate against
+# schemas/spec.schema.json, which refuses what is not a spec.
+"$bin" spec draft --from "$here/../fixtures/reports/lab-rate-fault.json" --profile lab-soft-roce --out "$work/drafted.spec.json" >/dev/null 2>&1 ||
+  { echo "FAIL spec draft from the lab report"; status=1; }
+"$python" - "$here/../../schemas/spec.schema.json" "$here"/../../specs/*.json "$work/drafted.spec.json" <<'PY' || status=1
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1]))
+Draft202012Validator.check_schema(schema)
+validator = Draft202012Validator(schema)
+failures = 0
+if len(sys.argv) < 5: print("FAIL fewer specs than the three examples and the draft"); failures += 1
+for path in sys.argv[2:]:
+    errors = list(validator.iter_errors(json.load(open(path))))
+    for e in errors[:3]: print(f"FAIL {path}: /{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}")
+    failures += bool(errors)
+    if not errors: print(f"ok   {path} is a fabricproof.spec/1")
+bad = json.load(open(sys.argv[2])); bad["nodes"] = {"count": 0}
+bad2 = json.load(open(sys.argv[2])); bad2["per_node"] = {"rdma_devices": {"count": 4, "link_layer": "Ethernets"}}
+bad3 = json.load(open(sys.argv[2])); bad3["colour"] = "blue"
+for name, doc in (("a count of 0 nodes", bad), ("an unknown link layer", bad2), ("an unknown key", bad3)):
+    if validator.is_valid(doc): print(f"FAIL the spec schema accepts {name}"); failures += 1
+    else: print(f"ok   the spec schema rejects {name}")
+sys.exit(1 if failures else 0)
+PY
+exit $status

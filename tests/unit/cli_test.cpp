@@ -65,6 +65,22 @@ TEST(Cli, BadCollectiveOptionsAreNamed) {
   EXPECT_NE(cl.message.find("--collective-engine"), std::string::npos) << cl.message;
 }
 
+// NaN passes every range check (each comparison with it is false): each real-valued option is
+// checked to be finite first, so no run goes without a deadline or with a nonsense duration.
+TEST(Cli, NumbersThatAreNotFiniteAreRefused) {
+  for (const char* option : {"--collective-timeout", "--timeout", "--verbs-timeout", "--verbs-duration", "--uplink-seconds", "--factor"})
+    for (const char* value : {"nan", "inf", "-inf", "NaN"}) {
+      const auto cl = parse({"run", "--out", "d", option, value});
+      ASSERT_TRUE(cl.exit_code) << option << " " << value;
+      EXPECT_EQ(*cl.exit_code, 2) << option << " " << value;
+      EXPECT_NE(cl.message.find("is not a finite number"), std::string::npos) << option << " " << value << ": " << cl.message;
+    }
+  EXPECT_FALSE(parse({"run", "--out", "d", "--collective-timeout", "2.5"}).exit_code);
+  const auto spec = parse({"spec", "draft", "--from", "/nonexistent/report.json"});
+  ASSERT_TRUE(spec.exit_code);
+  EXPECT_EQ(*spec.exit_code, 2);
+}
+
 TEST(Cli, DefaultsRunEveryPhaseWithTheDefaultProfile) {
   auto cl = parse({"run", "--out", "dir"});
   ASSERT_FALSE(cl.exit_code);

@@ -200,3 +200,53 @@ TEST(OutputDirectory, IsCreatedAndProvedWritableOrNamedInTheError) {
 
 }  // namespace
 }  // namespace fabricproof
+
+namespace fabricproof {
+namespace {
+
+// A job that could not start: ssh's and Open MPI's words, each host named with the reason in plain
+// words, and the report says the job never started there (not a lost rank, not a signal).
+TEST(Finalize, ALaunchThatFailedNamesEachHostAndWhy) {
+  const auto losses = parse_launcher_log(R"(ssh: Could not resolve hostname node5: Name or service not known
+ssh: connect to host node6 port 22: Connection refused
+root@node7: Permission denied (publickey,password).
+--------------------------------------------------------------------------
+ORTE was unable to reliably start one or more daemons.
+--------------------------------------------------------------------------
+mpirun was unable to launch the specified application as it could not access
+or execute an executable:
+
+Executable: /opt/fabricproof/bin/fabricproof
+Node: node8
+
+while attempting to start process rank 0.
+)");
+  ASSERT_EQ(losses.size(), 4u);
+  const std::vector<std::pair<std::string, std::string>> expected = {{"node5", "the host name does not resolve"},
+                                                                     {"node6", "refuses ssh (connection refused)"},
+                                                                     {"node7", "refuses ssh (permission denied: keys or user)"},
+                                                                     {"node8", "no binary there: /opt/fabricproof/bin/fabricproof"}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_TRUE(losses[i].not_started);
+    EXPECT_EQ(losses[i].host, expected[i].first);
+    EXPECT_EQ(losses[i].what.rfind(expected[i].second, 0), 0u) << losses[i].what;
+  }
+  Report report;
+  report.finished = false;
+  report.in_flight = InFlight{"start", "before rank 0 wrote its first report", ""};
+  ASSERT_TRUE(finalize_report(report, "mpirun could not start the job (exit status 255)", losses, "2026-12-04T00:00:00Z"));
+  EXPECT_EQ(report.verdict, Verdict::error);
+  int launch_failed = 0;
+  for (const auto& f : report.findings) {
+    launch_failed += f.id == "launch_failed";
+    EXPECT_NE(f.id, "rank_lost");
+    EXPECT_NE(f.id, "node_lost");
+    if (f.id == "run_incomplete") {
+      EXPECT_EQ(f.hint, "The launcher could not start the job: node5: " + losses[0].what + ".");
+    }
+  }
+  EXPECT_EQ(launch_failed, 4);
+}
+
+}  // namespace
+}  // namespace fabricproof

@@ -163,7 +163,9 @@ TEST(NcclFixtures, TwoRanksOnOneGpuFailBeforeConnectingAndTheHintSaysSo) {
   for (const auto& w : warnings) {
     const std::string message = w.measured.at("message");
     if (message.find("Duplicate GPU detected") != std::string::npos) ++duplicate;
-    if (message.find("ncclAsyncJobComplete") != std::string::npos) EXPECT_EQ(w.measured.at("count"), 2) << message;
+    if (message.find("ncclAsyncJobComplete") != std::string::npos) {
+      EXPECT_EQ(w.measured.at("count"), 2) << message;
+    }
   }
   EXPECT_EQ(duplicate, 2);
 }

@@ -109,3 +109,20 @@ TEST(ReportSchema, TheValidatorsKeywordsOnASmallSchema) {
 }
 
 }  // namespace fabricproof
+
+namespace fabricproof {
+namespace {
+
+// A GPUDirect comparison entry measured "ok" without its figures is named, not rendered silently;
+// one that was not measured needs none.
+TEST(ReportSchema, AGpudirectComparisonMeasuredOkMustCarryItsFigures) {
+  auto report = json::parse(read_file(test::fixture("reports/lab-rate-fault.json")));
+  report["gpudirect"] = {{"comparison", json::array({{{"pair", "node1/mlx5_0 -> node2/mlx5_0"}, {"gpu_status", "ok"}, {"host_gbps", 190.0}}})}};
+  const auto errors = report_shape_errors(report);
+  EXPECT_EQ(errors, (std::vector<std::string>{"/gpudirect/comparison/0: missing \"gpu_gbps\"", "/gpudirect/comparison/0: missing \"ratio\""}));
+  report["gpudirect"]["comparison"][0] = {{"pair", "x -> y"}, {"gpu_status", "not_measured"}, {"gpu_reason", "no GPU"}};
+  EXPECT_TRUE(report_shape_errors(report).empty());
+}
+
+}  // namespace
+}  // namespace fabricproof

@@ -482,5 +482,54 @@ TEST(Diagnosis, NothingFoundSaysWhatToCheckInOrder) {
   EXPECT_EQ(d[0].step, TriageStep::link) << "InfiniBand: the cable and the subnet manager come first";
 }
 
+// A dip that passes its re-measurement stays a warning only when the ports' error counters were
+// clean during the failing pair run: a counter that moved (a RoCE retransmission, a symbol error)
+// is the fault showing itself, and the dip fails naming the port and the counter.
+TEST(VerbsRules, AnIntermittentDipWithAnErrorCounterThatMovedFails) {
+  const auto profile = load_profile("lab-soft-roce").profile.value();
+  auto s = measured();
+  s.pairs[3].tests[0].gbps = 80;
+  PairResult again = s.pairs[3];
+  again.tests.resize(2);
+  for (auto& t : again.tests) t.gbps = 190;
+  s.remeasured.push_back(again);
+  const auto label = s.endpoints[static_cast<size_t>(s.pairs[3].b)].label();
+  s.pairs[3].counter_deltas[label] = {{"rcvd_pkts", 5000}};  // traffic, not an error: still a warning
+  auto outlier = [&](const VerbsSection& section) {
+    for (const auto& f : with_id(check_verbs(section, facts_for(section), profile), "verbs_pair_outlier"))
+      if (f.verdict != Verdict::pass) return f;
+    return Finding();
+  };
+  EXPECT_EQ(outlier(s).verdict, Verdict::warn);
+  s.pairs[3].counter_deltas[label]["rcvd_seq_err"] = 3;
+  const auto f = outlier(s);
+  EXPECT_EQ(f.verdict, Verdict::fail);
+  EXPECT_EQ(f.measured.at("intermittent"), true);
+  EXPECT_EQ(f.measured.at("counters_moved"), label + ": rcvd_seq_err +3");
+}
+
+// A pair that was planned and not measured (a port DOWN on one side) is not proven, with the
+// reason; a matrix without any pair proves nothing.
+TEST(VerbsRules, APairNotMeasuredIsNotProvenAndAnEmptyMatrixToo) {
+  const auto profile = load_profile("lab-soft-roce").profile.value();
+  auto s = measured();
+  for (auto& t : s.pairs[0].tests) {
+    t.status = Status::not_measured;
+    t.gbps.reset();
+    t.latency.reset();
+    t.reason = "port DOWN on node2/mlx5_0:1";
+  }
+  const auto f = with_id(check_verbs(s, facts_for(s), profile), "verbs_pair_not_measured");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::not_proven);
+  EXPECT_EQ(f[0].measured, "port DOWN on node2/mlx5_0:1");
+  EXPECT_EQ(worst_verdict(check_verbs(s, facts_for(s), profile)), Verdict::not_proven);
+  VerbsSection empty = s;
+  empty.pairs.clear();
+  const auto none = check_verbs(empty, facts_for(empty), profile);
+  ASSERT_EQ(with_id(none, "verbs_pairs").size(), 1u);
+  EXPECT_EQ(worst_verdict(none), Verdict::not_proven);
+}
+
 }  // namespace
 }  // namespace fabricproof

@@ -1,0 +1,184 @@
+// The cluster spec: its loader (every error named by its JSON pointer), the fail-closed rules over a
+// finished report, the draft from a known-good run, and the verdict "not proven".
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/profile.hpp"
+#include "facts.hpp"
+#include "paths.hpp"
+#include "report/report.hpp"
+#include "spec/draft.hpp"
+#include "spec/spec.hpp"
+#include "spec/spec_rules.hpp"
+
+namespace fabricproof {
+namespace {
+
+using test::with_id;
+
+std::string spec_read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A real lab report (tests/fixtures/reports/README.md): 4 nodes, one rxe each, every pair measured.
+Report lab_run_report() { return nlohmann::json::parse(spec_read_text(test::fixture("reports/lab-rate-fault.json"))).get<Report>(); }
+ClusterSpec lab_spec_file() { return load_spec_file((test::source_dir() / "specs" / "lab-soft-roce.json").string()).spec.value(); }
+Profile lab_spec_profile() { return load_profile("lab-soft-roce").profile.value(); }
+
+std::vector<Finding> spec_failing(const std::vector<Finding>& findings, const std::string& id = "") {
+  std::vector<Finding> out;
+  for (const auto& f : findings)
+    if (f.verdict != Verdict::pass && (id.empty() || f.id == id)) out.push_back(f);
+  return out;
+}
+
+TEST(Verdict, NotProvenHasItsOwnNameExitCodeAndRank) {
+  EXPECT_EQ(to_string(Verdict::not_proven), "not_proven");
+  EXPECT_EQ(verdict_label(Verdict::not_proven), "NOT PROVEN");
+  EXPECT_EQ(parse_verdict("not_proven"), Verdict::not_proven);
+  EXPECT_EQ(exit_code_for(Verdict::pass), 0);
+  EXPECT_EQ(exit_code_for(Verdict::warn), 0);
+  EXPECT_EQ(exit_code_for(Verdict::fail), 1);
+  EXPECT_EQ(exit_code_for(Verdict::error), 2);
+  EXPECT_EQ(exit_code_for(Verdict::not_proven), 3);
+  EXPECT_EQ(worst(Verdict::warn, Verdict::not_proven), Verdict::not_proven) << "a run that did not look cannot pass";
+  EXPECT_EQ(worst(Verdict::fail, Verdict::not_proven), Verdict::fail) << "a failure says more";
+}
+
+TEST(Report, APhaseSelectedAndNotRunMakesTheRunNotProvenAndSaysWhy) {
+  Report r;
+  r.phases = {{"inventory", Verdict::pass, "", 1}, {"verbs", Verdict::not_proven, "no RDMA device on any node", 0},
+              {"uplink", Verdict::skip, "not selected with --phases", 0}};
+  EXPECT_EQ(r.overall(), Verdict::not_proven);
+  EXPECT_EQ(r.not_proven_line(), "not run: verbs (no RDMA device on any node)");
+  r.findings.push_back({"port_state", "node1/mlx5_0:1", Verdict::fail, nullptr, nullptr, "", ""});
+  EXPECT_EQ(r.overall(), Verdict::fail);
+}
+
+TEST(Spec, TheShippedSpecsLoad) {
+  int loaded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() / "specs")) {
+    const auto result = load_spec_file(entry.path().string());
+    EXPECT_TRUE(result.spec) << entry.path() << ": " << (result.errors.empty() ? "" : result.errors.front());
+    loaded += result.spec.has_value();
+  }
+  EXPECT_GE(loaded, 3) << "the mission's 4x4, the 8-rail node and the lab";
+  const auto dgx = load_spec_file((test::source_dir() / "specs" / "dgx-h100-8x8.json").string()).spec.value();
+  EXPECT_EQ(dgx.rails.size(), 8u);
+  EXPECT_TRUE(spec_needs_nccl(dgx));
+  EXPECT_TRUE(spec_needs_gpudirect(dgx));
+  EXPECT_EQ(spec_required_phases(dgx), (std::vector<std::string>{"inventory", "verbs", "gpudirect", "collectives", "nccl_audit"}));
+}
+
+TEST(Spec, EveryErrorNamesItsPointer) {
+  auto errors = [](const std::string& text) { return load_spec_text(text, "s.json").errors; };
+  EXPECT_EQ(errors(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 4}})").size(), 0u);
+  auto e = errors(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 4}, "per_node": {"rdma_devices": {"count": 4, "rate_gbps": 1e999}}})");
+  ASSERT_EQ(e.size(), 1u) << "a number too large for a double is refused, not read as infinity";
+  EXPECT_NE(e[0].find("s.json: not JSON"), std::string::npos) << e[0];
+  EXPECT_NE(e[0].find("1e999"), std::string::npos) << e[0];
+  e = errors(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 4}, "per_node": {"rdma_devices": {"count": 4, "rate_gbps": -5}}})");
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("s.json: /per_node/rdma_devices/rate_gbps: must be a finite number from 0.001 to 100000, got -5"), std::string::npos) << e[0];
+  e = errors(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 3, "hosts": ["a", "b"]}, "colour": 1})");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_NE(e[0].find("/colour: unknown key"), std::string::npos) << e[0];
+  EXPECT_NE(e[1].find("/nodes: count 3 and the 2 hosts listed disagree"), std::string::npos) << e[1];
+  e = errors(R"({"schema": "fabricproof.spec/2", "nodes": {}})");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_NE(e[0].find("/schema"), std::string::npos);
+  e = errors(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 2}, "require": {"phases": ["verbs", "burn"], "nccl": "yes"}})");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_NE(e[0].find("unknown phase 'burn'"), std::string::npos) << e[0];
+  EXPECT_NE(e[1].find("/require/nccl: must be true or false"), std::string::npos) << e[1];
+  EXPECT_NE(errors("{not json").at(0).find("s.json: not JSON"), std::string::npos);
+}
+
+TEST(SpecRules, TheLabReportPassesTheLabSpec) {
+  const auto findings = check_spec(lab_spec_file(), lab_run_report(), lab_spec_profile());
+  ASSERT_FALSE(findings.empty());
+  EXPECT_TRUE(spec_failing(findings).empty()) << spec_failing(findings).front().id << " " << spec_failing(findings).front().subject;
+  // Every rail between every two of the 4 nodes was looked for (none missing), and the devices judged.
+  EXPECT_EQ(with_id(findings, "spec_rdma_device").size(), 4u);
+  EXPECT_EQ(with_id(findings, "spec_nodes").size(), 1u);
+}
+
+TEST(SpecRules, AMissingNodeFailsAndItsPairsAreNotMeasured) {
+  auto r = lab_run_report();
+  r.nodes.pop_back();  // node4 did not take part
+  auto spec = lab_spec_file();
+  const auto findings = check_spec(spec, r, lab_spec_profile());
+  const auto nodes = spec_failing(findings, "spec_nodes");
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].measured.at("missing"), nlohmann::json::array({"node4"}));
+  // The pairs of node4 were measured in this report; with node4 gone from the spec's hosts it is
+  // the node count that fails. A spec of 5 nodes fails on 4 whatever else passed.
+  spec.hosts.clear();
+  spec.node_count = 5;
+  EXPECT_EQ(spec_failing(check_spec(spec, lab_run_report(), lab_spec_profile()), "spec_nodes").size(), 1u);
+}
+
+TEST(SpecRules, WhatWasDeclaredAndNotMeasuredFailsWithTheReason) {
+  auto r = lab_run_report();
+  for (auto& p : r.phases)
+    if (p.name == "verbs") p = {"verbs", Verdict::not_proven, "no RDMA device on any node", 0};
+  r.verbs.reset();
+  const auto findings = check_spec(lab_spec_file(), r, lab_spec_profile());
+  const auto phase = spec_failing(findings, "spec_phase");
+  ASSERT_EQ(phase.size(), 1u);
+  EXPECT_EQ(phase[0].subject, "verbs");
+  EXPECT_EQ(phase[0].measured, "no RDMA device on any node");
+  EXPECT_EQ(spec_failing(findings, "spec_verbs_pair").size(), 6u) << "6 node pairs x 1 rail, none measured";
+}
+
+TEST(SpecRules, NcclRequiredIsNeverMetByTheMpiEngine) {
+  auto spec = lab_spec_file();
+  spec.nccl = true;
+  const auto nccl = spec_failing(check_spec(spec, lab_run_report(), lab_spec_profile()), "spec_nccl");
+  ASSERT_EQ(nccl.size(), 1u);
+  EXPECT_EQ(nccl[0].measured.at("engine"), "mpi");
+  spec.gpudirect = true;
+  const auto gdr = spec_failing(check_spec(spec, lab_run_report(), lab_spec_profile()), "spec_gpudirect");
+  ASSERT_EQ(gdr.size(), 1u) << "declared, and the report has no GPUDirect figure";
+}
+
+TEST(SpecRules, FloorsFailBelowAndWhenNotMeasured) {
+  auto spec = lab_spec_file();
+  spec.floors.busbw = {{4, 262144, 1000.0}, {4, 262144, 1e-6}, {4, 1ull << 30, 1e-6}};
+  spec.floors.verbs_write_bw_gbps = 0.1;
+  const auto findings = check_spec(spec, lab_run_report(), lab_spec_profile());
+  const auto busbw = with_id(findings, "spec_busbw_floor");
+  ASSERT_EQ(busbw.size(), 3u);
+  EXPECT_EQ(busbw[0].verdict, Verdict::fail);
+  EXPECT_EQ(busbw[1].verdict, Verdict::pass);
+  EXPECT_EQ(busbw[2].verdict, Verdict::fail);
+  EXPECT_EQ(busbw[2].measured, "not measured");
+  // write_bw towards node3 ran at ~0.05 Gb/s in this report (its rate fault): its 3 pairs fail.
+  const auto verbs = spec_failing(findings, "spec_verbs_floor");
+  ASSERT_EQ(verbs.size(), 3u);
+  for (const auto& f : verbs) EXPECT_NE(f.subject.find("node3"), std::string::npos) << f.subject;
+}
+
+TEST(SpecDraft, ADraftFromAKnownGoodRunLoadsAndPassesOnTheSameRun) {
+  const auto r = lab_run_report();
+  const auto draft = draft_spec(r, lab_spec_profile(), "lab");
+  const auto loaded = load_spec_text(draft.spec.dump(2), "draft");
+  ASSERT_TRUE(loaded.spec) << loaded.errors.front();
+  EXPECT_EQ(loaded.spec->hosts, (std::vector<std::string>{"node1", "node2", "node3", "node4"}));
+  ASSERT_TRUE(loaded.spec->rdma);
+  EXPECT_EQ(loaded.spec->rdma->count, 1);
+  EXPECT_EQ(loaded.spec->rdma->link_layer, "Ethernet");
+  EXPECT_EQ(loaded.spec->rdma->active_mtu, 4096);
+  // Only the phases that passed or warned are required: verbs and nccl_audit failed in that run.
+  EXPECT_EQ(loaded.spec->phases, (std::vector<std::string>{"inventory", "collectives"}));
+  const auto findings = check_spec(*loaded.spec, r, lab_spec_profile());
+  EXPECT_TRUE(spec_failing(findings).empty()) << spec_failing(findings).front().id << " " << spec_failing(findings).front().subject;
+}
+
+}  // namespace
+}  // namespace fabricproof

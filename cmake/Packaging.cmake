@@ -6,9 +6,11 @@ include(GNUInstallDirs)
 
 install(TARGETS fabricproof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS scripts/fabricproof-mpirun DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES schemas/report.schema.json DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricproof/schemas)
+install(FILES schemas/report.schema.json schemas/spec.schema.json DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricproof/schemas)
+install(DIRECTORY specs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricproof/specs)
 install(DIRECTORY hostfiles/ DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricproof/hostfiles)
-install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 set(_man ${PROJECT_BINARY_DIR}/man/fabricproof.1)
 add_custom_command(

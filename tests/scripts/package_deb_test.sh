@@ -32,7 +32,8 @@ check "Depends names no CUDA or NCCL" bash -c '! grep -Eqi "cuda|nccl" <<<"$1"' 
 dpkg-deb -c "$deb" | awk '{print $6}' >"$work/contents"
 for f in ./usr/bin/fabricproof ./usr/bin/fabricproof-mpirun ./usr/share/man/man1/fabricproof.1.gz \
          ./usr/share/fabricproof/schemas/report.schema.json ./usr/share/fabricproof/hostfiles/localhost \
-         ./usr/share/doc/fabricproof/README.md; do
+         ./usr/share/fabricproof/schemas/spec.schema.json ./usr/share/fabricproof/specs/mission-4x4-h100-ndr.json \
+         ./usr/share/doc/fabricproof/README.md ./usr/share/doc/fabricproof/CHANGELOG.md ./usr/share/doc/fabricproof/lab.md; do
   check "package holds $f" grep -qx "$f" "$work/contents"
 done
 
@@ -45,6 +46,7 @@ check "the binary has no RPATH/RUNPATH into the build tree" bash -c '! readelf -
 check "fabricproof --version" bash -c '"$1" --version | grep -qx "fabricproof [0-9.]*"' _ "$bin"
 check "fabricproof report on a saved report" bash -c '"$1" report "$2" --out "$3" >/dev/null; [ -s "$3/report.md" ] && grep -q "Verdict" "$3/report.md"' \
   _ "$bin" "$here/../fixtures/reports/lab-rate-fault.json" "$work/report"
+check "the installed example specs validate" bash -c '"$1" spec check "$2/usr/share/fabricproof/specs/dgx-h100-8x8.json" | grep -q "8 node(s)"' _ "$bin" "$root"
 check "the man page documents the run command" bash -c 'zcat "$1" | grep -q "^\.SH COMMAND: run"' _ "$root/usr/share/man/man1/fabricproof.1.gz"
 check "the wrapper finds the installed binary" bash -c \
   'env -u FABRICPROOF_BIN "$1/usr/bin/fabricproof-mpirun" --hostfile "$1/usr/share/fabricproof/hostfiles/localhost" --dry-run -- run --out /tmp/x | grep -q "$1/usr/bin/fabricproof run"' _ "$root"

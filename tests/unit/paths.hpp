@@ -1,6 +1,6 @@
 #pragma once
-// Where tests find their data: the repository's fixtures, and the team's shared samples
-// (../shared next to the repository, or FABRICPROOF_SHARED_DIR), read in place.
+// Where tests find their data: the repository's fixtures only (each folder's README says where its
+// data was published), so that every test runs from a plain clone.
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -9,10 +9,6 @@ namespace fabricproof::test {
 
 inline std::filesystem::path source_dir() { return FABRICPROOF_SOURCE_DIR; }
 inline std::filesystem::path fixture(const std::string& name) { return source_dir() / "tests" / "fixtures" / name; }
-inline std::filesystem::path shared_dir() {
-  if (const char* env = std::getenv("FABRICPROOF_SHARED_DIR")) return env;
-  return source_dir().parent_path() / "shared";
-}
 
 // A fresh, empty directory below the system temp dir, removed by the destructor.
 class TempDir {

@@ -1,5 +1,5 @@
 // The sysfs probe against fixture trees built from real layouts (tests/fixtures/sysfs/README.md)
-// and the real sysfs subtrees of ../shared/inventory-samples/022.
+// and the real sysfs subtrees of tests/fixtures/sysfs-samples/022.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -169,7 +169,7 @@ TEST(SysfsProbe, DowntrainedPcieLinkFromSample009) {
   EXPECT_EQ(f[0].expected, "Gen4 x16");
 }
 
-// The shared copy stores sysfs symlinks as text files holding the link target; make them links.
+// The sample stores sysfs symlinks as text files holding the link target; make them links.
 void materialize_links(const fs::path& root) {
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
     if (!entry.is_regular_file()) continue;
@@ -187,8 +187,8 @@ void materialize_links(const fs::path& root) {
 }
 
 TEST(SysfsProbe, RealSysfsSubtreesOfSample022) {
-  const fs::path sample = test::shared_dir() / "inventory-samples" / "022-sysfs-ib-ports";
-  if (!fs::exists(sample)) GTEST_SKIP() << "shared samples not found at " << sample << " (set FABRICPROOF_SHARED_DIR)";
+  const fs::path sample = test::fixture("sysfs-samples/022-sysfs-ib-ports");  // its README: where it was published
+  ASSERT_TRUE(fs::exists(sample)) << sample;
   test::TempDir tmp("sample022");
   fs::copy(sample, tmp.path(), fs::copy_options::recursive);
   for (auto& entry : fs::recursive_directory_iterator(tmp.path())) fs::permissions(entry.path(), fs::perms::owner_all, fs::perm_options::add);

@@ -1,4 +1,4 @@
-// GPU <-> HCA path classes on real machines: the hwloc XML exports in ../shared/topologies, each
+// GPU <-> HCA path classes on real machines: the hwloc XML exports in tests/fixtures/topologies, each
 // class checked against the ground truth in that folder's README (derived by hand from the trees),
 // including the pair that the XML cannot decide.
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@ using Truth = std::map<std::string, std::map<std::string, std::string>>;
 class RealTopology : public ::testing::Test {
  protected:
   TopologyFacts read(const std::string& file) {
-    const auto path = test::shared_dir() / "topologies" / file;
+    const auto path = test::fixture("topologies") / file;
     if (!fs::exists(path)) return {};
     auto facts = topology::read_topology(path.string());
     EXPECT_EQ(facts.error, "") << file;
@@ -39,7 +39,7 @@ class RealTopology : public ::testing::Test {
   }
 
   void expect_truth(const std::string& file, const Truth& truth, size_t gpus, size_t hcas) {
-    if (!fs::exists(test::shared_dir() / "topologies" / file)) GTEST_SKIP() << "no " << file << " (../shared/topologies)";
+    ASSERT_TRUE(fs::exists(test::fixture("topologies") / file)) << file;
     const auto facts = read(file);
     ASSERT_EQ(facts.gpus.size(), gpus) << file;
     ASSERT_EQ(facts.hcas.size(), hcas) << file;
@@ -120,8 +120,8 @@ TEST_F(RealTopology, Juropa3WithoutIoLocalityIsUnknownNotGuessed) {
 
 TEST_F(RealTopology, Dgx2GpuPairsCoverPixPxbNodeSys) {
   const std::string file = "hwloc__nvidiaDGX2__16xV100-gpus-only.xml";
-  if (!fs::exists(test::shared_dir() / "topologies" / file)) GTEST_SKIP() << "no " << file;
-  const auto loaded = topology::load((test::shared_dir() / "topologies" / file).string());
+  ASSERT_TRUE(fs::exists(test::fixture("topologies") / file)) << file;
+  const auto loaded = topology::load((test::fixture("topologies") / file).string());
   // hwloc 3 exported this file (format 3.0); Debian 12's hwloc 2.9 cannot import it.
   if (loaded.error.find("is newer than this hwloc") != std::string::npos) GTEST_SKIP() << loaded.error;
   ASSERT_EQ(loaded.error, "");
@@ -143,7 +143,7 @@ TEST_F(RealTopology, Dgx2GpuPairsCoverPixPxbNodeSys) {
 // A node whose PCI tree is a real machine's export, driven by one rank with `env`.
 ClusterFacts node_with(const std::string& file, std::map<std::string, std::string> env = {}) {
   auto n = test::node("gpu01", {}, 1);
-  n.topology = topology::read_topology((test::shared_dir() / "topologies" / file).string());
+  n.topology = topology::read_topology((test::fixture("topologies") / file).string());
   n.ranks[0].env = std::move(env);
   return test::cluster({n});
 }
@@ -155,14 +155,12 @@ std::map<std::string, Verdict> path_verdicts(const std::vector<Finding>& finding
 }
 
 TEST_F(RealTopology, EveryGpuWithAnHcaInItsSwitchPasses) {
-  if (!fs::exists(test::shared_dir() / "topologies")) GTEST_SKIP() << "no ../shared/topologies";
   const auto v = path_verdicts(check_topology(node_with("psmgmt__topo.jwb0004__juwels-booster-4xA100-4xHDR.xml"), default_profile()));
   ASSERT_EQ(v.size(), 4u);
   for (const auto& [subject, verdict] : v) EXPECT_EQ(verdict, Verdict::pass) << subject;
 }
 
 TEST_F(RealTopology, GpusWhoseClosestHcaIsAcrossNumaWarn) {
-  if (!fs::exists(test::shared_dir() / "topologies")) GTEST_SKIP() << "no ../shared/topologies";
   const auto findings = check_topology(node_with("psmgmt__topo.mel2001__meluxina-4xA100-2xHDR.xml"), default_profile());
   const auto v = path_verdicts(findings);
   EXPECT_EQ(v.at("gpu01/0000:44:00.0 (0000:44:00.0)"), Verdict::pass);
@@ -175,7 +173,6 @@ TEST_F(RealTopology, GpusWhoseClosestHcaIsAcrossNumaWarn) {
 }
 
 TEST_F(RealTopology, NodeClassWarnsAndGdrLevelIsCheckedAgainstIt) {
-  if (!fs::exists(test::shared_dir() / "topologies")) GTEST_SKIP() << "no ../shared/topologies";
   const std::string lassen = "mpibind__coral-lassen__power9-4xV100-cx5-socketdirect.xml";
   auto findings = check_topology(node_with(lassen, {{"NCCL_NET_GDR_LEVEL", "PXB"}}), default_profile());
   for (const auto& [subject, verdict] : path_verdicts(findings)) EXPECT_EQ(verdict, Verdict::warn) << subject;
@@ -191,14 +188,12 @@ TEST_F(RealTopology, NodeClassWarnsAndGdrLevelIsCheckedAgainstIt) {
 }
 
 TEST_F(RealTopology, UnknownLocalityIsSkippedNotJudged) {
-  if (!fs::exists(test::shared_dir() / "topologies")) GTEST_SKIP() << "no ../shared/topologies";
   const auto v = path_verdicts(check_topology(node_with("psmgmt__topo.j3c053__juropa3-2xK20X-cx3-no-io-locality.xml"), default_profile()));
   EXPECT_EQ(v.at("gpu01/0000:82:00.0 (0000:82:00.0)"), Verdict::skip);
   EXPECT_EQ(v.at("gpu01/0000:01:00.0 (0000:01:00.0)"), Verdict::warn);  // PHB
 }
 
 TEST_F(RealTopology, MarkdownShowsThePathMatrix) {
-  if (!fs::exists(test::shared_dir() / "topologies")) GTEST_SKIP() << "no ../shared/topologies";
   Report report;
   set_cluster(report, node_with("psmgmt__topo.jwc09n003__juwels-cluster-4xV100-2xEDR.xml"));
   const auto md = render_markdown(report);

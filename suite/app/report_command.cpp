@@ -154,6 +154,28 @@ int hostfile_command(const std::string& path) {
   return 0;
 }
 
+namespace {
+
+// Why two saved reports cannot be compared ("" when they can): a section of the wrong shape shows
+// only when it is read, so every one is read now, naming the file; and an unfinished run has no
+// verdict to compare: nothing may pass against it or because of it.
+std::string not_comparable(const CompareOptionsCli& options, const Report& baseline, const Report& next) {
+  for (const auto& [path, report] : {std::pair{options.baseline, &baseline}, std::pair{options.next, &next}}) {
+    try {
+      (void)render_report_format(*report, "md");
+    } catch (const std::exception& e) {
+      return path + ": not a readable report: " + e.what();
+    }
+    if (!report->finished)
+      return path + ": the run has not finished (in flight: " +
+             (report->in_flight ? report->in_flight->phase + ": " + report->in_flight->step : std::string("unknown")) +
+             "); finalise it (fabricproof report --finalize) or rerun";
+  }
+  return "";
+}
+
+}  // namespace
+
 int compare_reports_command(const CompareOptionsCli& options) {
   namespace fs = std::filesystem;
   std::string error;
@@ -165,23 +187,10 @@ int compare_reports_command(const CompareOptionsCli& options) {
     std::cerr << "fabricproof compare: " << error << "\n";
     return 2;
   }
-  // A section of the wrong shape shows only when it is read: read every one now, naming the file.
-  for (const auto& [path, report] : {std::pair{options.baseline, &*baseline}, std::pair{options.next, &*next}}) {
-    try {
-      (void)render_report_format(*report, "md");
-    } catch (const std::exception& e) {
-      std::cerr << "fabricproof compare: " << path << ": not a readable report: " << e.what() << "\n";
-      return 2;
-    }
+  if (const auto why = not_comparable(options, *baseline, *next); !why.empty()) {
+    std::cerr << "fabricproof compare: " << why << "\n";
+    return 2;
   }
-  // An unfinished run has no verdict to compare: nothing may pass against it or because of it.
-  for (const auto& [path, report] : {std::pair{options.baseline, &*baseline}, std::pair{options.next, &*next}})
-    if (!report->finished) {
-      std::cerr << "fabricproof compare: " << path << ": the run has not finished (in flight: "
-                << (report->in_flight ? report->in_flight->phase + ": " + report->in_flight->step : std::string("unknown"))
-                << "); finalise it (fabricproof report --finalize) or rerun\n";
-      return 2;
-    }
   // The comparison as a report of its own: the same writers render it (console, Markdown, JUnit).
   Report result;
   result.started_at = next->started_at;

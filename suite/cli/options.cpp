@@ -355,37 +355,69 @@ struct RunGroups {
 
 }  // namespace
 
-CommandLine parse_command_line(int argc, const char* const* argv) {
-  CommandLine cl;
-  cl.out_dir_hint = find_out_dir(argc, argv);
-  CLI::App app{"fabricproof: acceptance tests for GPU clusters (inventory, RDMA verbs matrix, GPUDirect, NCCL sweeps)", "fabricproof"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", kVersionText);
+namespace {
 
+// Every subcommand and its option groups, registered on one CLI11 app.
+struct Subcommands {
+  CLI::App app{"fabricproof: acceptance tests for GPU clusters (inventory, RDMA verbs matrix, GPUDirect, NCCL sweeps)", "fabricproof"};
   RunGroups run_cli;
   AuditCli audit_cli;
   PlanCli plan_cli;
-  auto* run = app.add_subcommand("run", "Run the acceptance phases under mpirun or srun (one rank per GPU) and write the report");
-  run_cli.add(*run, cl.run);
-  auto* audit = app.add_subcommand("nccl-audit", "Parse NCCL_DEBUG=INFO logs and check which transport every rank and channel used");
-  audit_cli.add(*audit, cl.audit);
-  auto* report = app.add_subcommand("report", "Re-render a saved report.json (no MPI needed)");
-  add_report_options(*report, cl.report);
-  auto* compare = app.add_subcommand("compare", "Compare a report with a baseline (re-validation after a hardware swap)");
-  add_compare_options(*compare, cl.compare);
-  auto* plan = app.add_subcommand("plan-uplink", "Size the uplink to the outside world (no cluster needed): ingest need, one flow vs many, transfer times");
-  plan_cli.add(*plan, cl.uplink, cl.uplink_json);
-  auto* spec = app.add_subcommand("spec", "The cluster spec (what was ordered): draft one from a report, or check one");
-  add_spec_options(*spec, cl.spec);
-  auto* hostfile = app.add_subcommand("hostfile", "Check an Open MPI hostfile; print one 'HOST SLOTS' line per host (exit 2 on a problem)");
-  hostfile->add_option("file", cl.hostfile, "The hostfile")->required();
+  CLI::App *run = nullptr, *audit = nullptr, *report = nullptr, *compare = nullptr, *plan = nullptr, *spec = nullptr, *hostfile = nullptr;
 
+  explicit Subcommands(CommandLine& cl) {
+    app.require_subcommand(1);
+    app.set_version_flag("--version", kVersionText);
+    run = app.add_subcommand("run", "Run the acceptance phases under mpirun or srun (one rank per GPU) and write the report");
+    run_cli.add(*run, cl.run);
+    audit = app.add_subcommand("nccl-audit", "Parse NCCL_DEBUG=INFO logs and check which transport every rank and channel used");
+    audit_cli.add(*audit, cl.audit);
+    report = app.add_subcommand("report", "Re-render a saved report.json (no MPI needed)");
+    add_report_options(*report, cl.report);
+    compare = app.add_subcommand("compare", "Compare a report with a baseline (re-validation after a hardware swap)");
+    add_compare_options(*compare, cl.compare);
+    plan = app.add_subcommand("plan-uplink", "Size the uplink to the outside world (no cluster needed): ingest need, one flow vs many, transfer times");
+    plan_cli.add(*plan, cl.uplink, cl.uplink_json);
+    spec = app.add_subcommand("spec", "The cluster spec (what was ordered): draft one from a report, or check one");
+    add_spec_options(*spec, cl.spec);
+    hostfile = app.add_subcommand("hostfile", "Check an Open MPI hostfile; print one 'HOST SLOTS' line per host (exit 2 on a problem)");
+    hostfile->add_option("file", cl.hostfile, "The hostfile")->required();
+  }
+
+  // The command parsed, and the checks that need several of its options.
+  std::optional<Invalid> finish(CommandLine& cl) {
+    if (report->parsed()) cl.command = Command::report;
+    if (hostfile->parsed()) cl.command = Command::hostfile;
+    if (compare->parsed()) cl.command = Command::compare;
+    if (spec->parsed()) cl.command = Command::spec;
+    if (plan->parsed()) {
+      cl.command = Command::plan_uplink;
+      return plan_cli.finish(cl.uplink);
+    }
+    if (audit->parsed()) {
+      cl.command = Command::nccl_audit;
+      return audit_cli.finish(cl.audit);
+    }
+    if (run->parsed()) {
+      cl.command = Command::run;
+      return run_cli.finish(cl.run);
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, const char* const* argv) {
+  CommandLine cl;
+  cl.out_dir_hint = find_out_dir(argc, argv);
+  Subcommands subs(cl);
   try {
-    app.parse(argc, argv);
+    subs.app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     cl.exit_code = 0;
-    cl.message = app.help();
-    for (const auto* sub : {run, audit, report, compare, spec})
+    cl.message = subs.app.help();
+    for (const auto* sub : {subs.run, subs.audit, subs.report, subs.compare, subs.spec})
       if (sub->parsed()) cl.message = sub->help();
     return cl;
   } catch (const CLI::CallForVersion&) {
@@ -397,24 +429,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     cl.message = std::string("command line: ") + e.what() + "\nRun 'fabricproof --help' or 'fabricproof run --help'.";
     return cl;
   }
-  std::optional<Invalid> problem;
-  if (report->parsed()) cl.command = Command::report;
-  if (hostfile->parsed()) cl.command = Command::hostfile;
-  if (compare->parsed()) cl.command = Command::compare;
-  if (spec->parsed()) cl.command = Command::spec;
-  if (plan->parsed()) {
-    cl.command = Command::plan_uplink;
-    problem = plan_cli.finish(cl.uplink);
-  }
-  if (audit->parsed()) {
-    cl.command = Command::nccl_audit;
-    problem = audit_cli.finish(cl.audit);
-  }
-  if (run->parsed()) {
-    cl.command = Command::run;
-    problem = run_cli.finish(cl.run);
-  }
-  if (problem) {
+  if (const auto problem = subs.finish(cl)) {
     cl.exit_code = 2;
     cl.message = problem->message;
   }

@@ -173,33 +173,41 @@ std::vector<Finding> check_roce_qos(const ClusterFacts& cluster, const Profile& 
   return out;
 }
 
+namespace {
+
+// NCCL_IB_HCA (NCCL's ^, = and :port syntax) against the node's devices: every name exists and
+// the selection holds an ACTIVE port.
+Finding check_nccl_ib_hca(const NodeFacts& node, const std::string& value) {
+  const auto list = parse_nccl_list(value);
+  std::vector<std::string> missing, selected_active;
+  if (!list.exclude)
+    for (const auto& e : list.entries) {
+      const bool exists = std::any_of(node.rdma_devices.begin(), node.rdma_devices.end(), [&](const RdmaDevice& d) {
+        NcclList one{false, list.exact, {e}};
+        return std::any_of(d.ports.begin(), d.ports.end(), [&](const PortFacts& p) { return nccl_list_selects(one, d.name, p.port); });
+      });
+      if (!exists) missing.push_back(e.name + (e.port ? ":" + std::to_string(*e.port) : ""));
+    }
+  std::vector<std::string> devices;
+  for (const auto& d : node.rdma_devices) {
+    devices.push_back(d.name);
+    for (const auto& p : d.ports)
+      if (nccl_list_selects(list, d.name, p.port) && p.state == "ACTIVE") selected_active.push_back(d.name + ":" + std::to_string(p.port));
+  }
+  const bool ok = missing.empty() && !selected_active.empty();
+  return Finding("nccl_ib_hca", node.host, ok ? Verdict::pass : Verdict::fail,
+                 {{"NCCL_IB_HCA", value}, {"not_found", missing}, {"selected_active", selected_active}, {"devices", devices}},
+                 "every named device and port exists and is ACTIVE",
+                 "NCCL_IB_HCA (^ excludes, = exact, else prefixes; :port) selects existing ACTIVE ports on every node",
+                 ok ? "" : fmt::format("NCCL would not use what you named: fix NCCL_IB_HCA for this node's devices ({}).", fmt::join(devices, ", ")));
+}
+
+}  // namespace
+
 std::vector<Finding> check_nccl_environment(const ClusterFacts& cluster) {
   std::vector<Finding> out;
   for (const auto& node : cluster.nodes) {
-    if (auto hca = env_of(node, "NCCL_IB_HCA")) {
-      const auto list = parse_nccl_list(*hca);
-      std::vector<std::string> missing, selected_active;
-      if (!list.exclude)
-        for (const auto& e : list.entries) {
-          const bool exists = std::any_of(node.rdma_devices.begin(), node.rdma_devices.end(), [&](const RdmaDevice& d) {
-            NcclList one{false, list.exact, {e}};
-            return std::any_of(d.ports.begin(), d.ports.end(), [&](const PortFacts& p) { return nccl_list_selects(one, d.name, p.port); });
-          });
-          if (!exists) missing.push_back(e.name + (e.port ? ":" + std::to_string(*e.port) : ""));
-        }
-      std::vector<std::string> devices;
-      for (const auto& d : node.rdma_devices) {
-        devices.push_back(d.name);
-        for (const auto& p : d.ports)
-          if (nccl_list_selects(list, d.name, p.port) && p.state == "ACTIVE") selected_active.push_back(d.name + ":" + std::to_string(p.port));
-      }
-      const bool ok = missing.empty() && !selected_active.empty();
-      out.push_back(Finding("nccl_ib_hca", node.host, ok ? Verdict::pass : Verdict::fail,
-                            {{"NCCL_IB_HCA", *hca}, {"not_found", missing}, {"selected_active", selected_active}, {"devices", devices}},
-                            "every named device and port exists and is ACTIVE",
-                            "NCCL_IB_HCA (^ excludes, = exact, else prefixes; :port) selects existing ACTIVE ports on every node",
-                            ok ? "" : fmt::format("NCCL would not use what you named: fix NCCL_IB_HCA for this node's devices ({}).", fmt::join(devices, ", "))));
-    }
+    if (auto hca = env_of(node, "NCCL_IB_HCA")) out.push_back(check_nccl_ib_hca(node, *hca));
     if (auto ifname = env_of(node, "NCCL_SOCKET_IFNAME")) {
       const auto list = parse_nccl_list(*ifname);
       std::vector<std::string> selected, on_fabric;

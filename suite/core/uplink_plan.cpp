@@ -7,16 +7,12 @@
 
 namespace fabricproof {
 
-UplinkPlan plan_uplink(const UplinkPlanInput& in) {
-  UplinkPlan plan;
-  plan.workload = in.workload;
-  if (in.nodes < 1 || in.gpus_per_node < 0 || in.links_per_node < 1 || in.uplinks_gbps.empty()) {
-    plan.error = "nodes and links per node must be at least 1, GPUs per node at least 0, and at least one uplink given";
-    return plan;
-  }
-  const int gpus = in.nodes * in.gpus_per_node;
-  // The seed's read rates: vision/video ~1 GB/s per GPU; LLM pre-training on tokens 1-4 Gb/s for
-  // the whole cluster (plan with the upper end); fine-tuning with checkpoint reloads ~40 Gb/s bursts.
+namespace {
+
+// The seed's read rates: vision/video ~1 GB/s per GPU; LLM pre-training on tokens 1-4 Gb/s for
+// the whole cluster (plan with the upper end); fine-tuning with checkpoint reloads ~40 Gb/s bursts.
+// Sets the need and its basis, or the error.
+void size_the_need(const UplinkPlanInput& in, int gpus, UplinkPlan& plan) {
   if (in.workload == "vision") {
     plan.need_GBps = gpus * 1.0;
     plan.need_basis = fmt::format("{} nodes x {} GPUs x 1 GB/s (vision/video)", in.nodes, in.gpus_per_node);
@@ -32,14 +28,45 @@ UplinkPlan plan_uplink(const UplinkPlanInput& in) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), per_gpu);
     if (ec != std::errc() || end != text.data() + text.size() || !(per_gpu > 0 && per_gpu < 1e4)) {
       plan.error = fmt::format("workload '{}': custom:GBPS needs a read rate in GB/s per GPU (0 .. 10000)", in.workload);
-      return plan;
+      return;
     }
     plan.need_GBps = gpus * per_gpu;
     plan.need_basis = fmt::format("{} nodes x {} GPUs x {} GB/s", in.nodes, in.gpus_per_node, per_gpu);
   } else {
     plan.error = fmt::format("workload '{}' is not vision, llm, finetune or custom:GBPS", in.workload);
+    return;
+  }
+}
+
+// The seed's advice that applies to this plan.
+void advise(const UplinkPlanInput& in, bool any_carries, bool any_needs_streams, UplinkPlan& plan) {
+  plan.advice.push_back(fmt::format("Size the uplink to the dataset read rate ({:.0f} Gb/s), not to the fabric ({:.0f} Gb/s east-west): "
+                                    "an uplink bought to match the fabric is the classic mistake.", plan.need_gbps, plan.east_west_gbps));
+  if (!any_carries) plan.advice.push_back("No option on offer carries the need: add links per node or a faster uplink, or stage the data on local NVMe.");
+  if (any_needs_streams || in.links_per_node > 1)
+    plan.advice.push_back("One TCP flow gets one link (bond and ECMP hash per flow): the dataloader must open parallel streams "
+                          "(DALI, WebDataset, MosaicML Streaming do) to use more than one link per node.");
+  plan.advice.push_back("Always two fabrics: the management plane (ssh, IPMI/BMC, NTP, NCCL_SOCKET_IFNAME) must not depend on the data fabric.");
+  if (in.nodes <= 4) plan.advice.push_back("Up to 4 nodes one switch suffices.");
+  else if (in.nodes < 16) plan.advice.push_back("From about 8 nodes plan a routed L3 Clos (BGP unnumbered); from 16 it is the only sensible answer.");
+  else plan.advice.push_back("At 16 nodes and more a routed L3 Clos (BGP unnumbered) is the only sensible answer.");
+  plan.advice.push_back("Training and inference never share an RDMA fabric; they meet at an L3 router.");
+  plan.advice.push_back(fmt::format("Plan checkpoint transfers with the upper end: {:.0f} GB of weights, a {:.0f} GB checkpoint.", plan.weights_GB,
+                                    plan.checkpoint_GB));
+}
+
+}  // namespace
+
+UplinkPlan plan_uplink(const UplinkPlanInput& in) {
+  UplinkPlan plan;
+  plan.workload = in.workload;
+  if (in.nodes < 1 || in.gpus_per_node < 0 || in.links_per_node < 1 || in.uplinks_gbps.empty()) {
+    plan.error = "nodes and links per node must be at least 1, GPUs per node at least 0, and at least one uplink given";
     return plan;
   }
+  const int gpus = in.nodes * in.gpus_per_node;
+  size_the_need(in, gpus, plan);
+  if (!plan.error.empty()) return plan;
   plan.need_gbps = plan.need_GBps * 8;
   plan.need_per_node_gbps = plan.need_gbps / in.nodes;
   plan.east_west_gbps = in.nodes * in.fabric_busbw_GBps * 8;
@@ -63,19 +90,7 @@ UplinkPlan plan_uplink(const UplinkPlanInput& in) {
     any_needs_streams |= o.carries_need && o.flows_per_node > 1;
     plan.options.push_back(o);
   }
-  plan.advice.push_back(fmt::format("Size the uplink to the dataset read rate ({:.0f} Gb/s), not to the fabric ({:.0f} Gb/s east-west): "
-                                    "an uplink bought to match the fabric is the classic mistake.", plan.need_gbps, plan.east_west_gbps));
-  if (!any_carries) plan.advice.push_back("No option on offer carries the need: add links per node or a faster uplink, or stage the data on local NVMe.");
-  if (any_needs_streams || in.links_per_node > 1)
-    plan.advice.push_back("One TCP flow gets one link (bond and ECMP hash per flow): the dataloader must open parallel streams "
-                          "(DALI, WebDataset, MosaicML Streaming do) to use more than one link per node.");
-  plan.advice.push_back("Always two fabrics: the management plane (ssh, IPMI/BMC, NTP, NCCL_SOCKET_IFNAME) must not depend on the data fabric.");
-  if (in.nodes <= 4) plan.advice.push_back("Up to 4 nodes one switch suffices.");
-  else if (in.nodes < 16) plan.advice.push_back("From about 8 nodes plan a routed L3 Clos (BGP unnumbered); from 16 it is the only sensible answer.");
-  else plan.advice.push_back("At 16 nodes and more a routed L3 Clos (BGP unnumbered) is the only sensible answer.");
-  plan.advice.push_back("Training and inference never share an RDMA fabric; they meet at an L3 router.");
-  plan.advice.push_back(fmt::format("Plan checkpoint transfers with the upper end: {:.0f} GB of weights, a {:.0f} GB checkpoint.", plan.weights_GB,
-                                    plan.checkpoint_GB));
+  advise(in, any_carries, any_needs_streams, plan);
   return plan;
 }
 

@@ -7,10 +7,12 @@
 
 namespace fabricproof {
 
-VerbsPlan plan_verbs(const ClusterFacts& cluster, const Profile& profile, const VerbsOptions& options) {
-  VerbsPlan plan;
-  plan.options = options;
-  // endpoints_of[node][rail] -> endpoint index; a rail is (device position on the node, port).
+namespace {
+
+// Every port of every device the profile includes, on every node, as endpoints of the plan, each
+// driven by one of its node's ranks: endpoints_of[node][rail] -> endpoint index; a rail is (device
+// position on the node, port).
+std::vector<std::vector<int>> place_endpoints(const ClusterFacts& cluster, const Profile& profile, const VerbsOptions& options, VerbsPlan& plan) {
   std::vector<std::vector<int>> endpoints_of(cluster.nodes.size());
   for (size_t n = 0; n < cluster.nodes.size(); ++n) {
     const auto& node = cluster.nodes[n];
@@ -43,6 +45,25 @@ VerbsPlan plan_verbs(const ClusterFacts& cluster, const Profile& profile, const 
       }
     }
   }
+  return endpoints_of;
+}
+
+// Drops rounds that ended up empty (nodes with fewer rails) and numbers the rest from 0.
+void renumber_rounds(VerbsPlan& plan) {
+  std::map<int, int> renumber;
+  for (const auto& t : plan.tasks) renumber.emplace(t.round, 0);
+  int next = 0;
+  for (auto& [old, fresh] : renumber) fresh = next++;
+  for (auto& t : plan.tasks) t.round = renumber[t.round];
+  plan.rounds = next;
+}
+
+}  // namespace
+
+VerbsPlan plan_verbs(const ClusterFacts& cluster, const Profile& profile, const VerbsOptions& options) {
+  VerbsPlan plan;
+  plan.options = options;
+  const auto endpoints_of = place_endpoints(cluster, profile, options, plan);
   const int nodes = static_cast<int>(cluster.nodes.size());
   size_t max_rails = 0;
   for (const auto& e : endpoints_of) max_rails = std::max(max_rails, e.size());
@@ -75,13 +96,7 @@ VerbsPlan plan_verbs(const ClusterFacts& cluster, const Profile& profile, const 
     round = 0;
     for (auto& t : plan.tasks) t.round = round++;
   }
-  // Drop rounds that ended up empty (nodes with fewer rails).
-  std::map<int, int> renumber;
-  for (const auto& t : plan.tasks) renumber.emplace(t.round, 0);
-  int next = 0;
-  for (auto& [old, fresh] : renumber) fresh = next++;
-  for (auto& t : plan.tasks) t.round = renumber[t.round];
-  plan.rounds = next;
+  renumber_rounds(plan);
   return plan;
 }
 

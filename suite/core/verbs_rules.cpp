@@ -101,6 +101,50 @@ std::optional<double> latency_limit(const Profile& p, const std::string& link_la
 
 }  // namespace
 
+namespace {
+
+// (4) PCIe: a link trained below its capability, or one too narrow for its port's rate.
+void pcie_causes(std::initializer_list<const Located*> ends, std::vector<Cause>& found) {
+  auto add = [&](TriageStep step, std::string text) { found.push_back({step, std::move(text)}); };
+  for (const auto* l : ends) {
+    if (!l->device) continue;
+    const auto& link = l->device->pcie;
+    const std::string label = l->node->host + "/" + l->device->name;
+    if (link.current_width && link.max_width && link.current_gts && link.max_gts &&
+        (*link.current_width < *link.max_width || *link.current_gts < *link.max_gts)) {
+      add(TriageStep::pcie, fmt::format("{}'s PCIe link runs {} of {}.", label, describe_gen(link, true), describe_gen(link, false)));
+    } else if (link.current_gen && link.current_width && l->port && l->port->rate_gbps) {
+      auto usable = pcie_usable_gbps(*link.current_gen, *link.current_width);
+      if (usable && *usable < *l->port->rate_gbps)
+        add(TriageStep::pcie, fmt::format("{}'s PCIe {} carries about {:.0f} Gb/s, below its port's {} Gb/s.", label, describe_gen(link, true), *usable, *l->port->rate_gbps));
+    }
+  }
+}
+
+// (5) NUMA: the rank driving the HCA should run on the HCA's NUMA node.
+void numa_causes(const VerbsEndpoint& a, const VerbsEndpoint& b, const Located& la, const Located& lb, std::vector<Cause>& found) {
+  auto add = [&](TriageStep step, std::string text) { found.push_back({step, std::move(text)}); };
+  for (const auto* e : {&a, &b}) {
+    const Located l = e == &a ? la : lb;
+    if (!l.node || !l.device || !l.device->numa_node) continue;
+    const RankFacts* rank = nullptr;
+    for (const auto& r : l.node->ranks)
+      if (r.rank == e->rank) rank = &r;
+    const NumaNode* numa = nullptr;
+    for (const auto& n : l.node->numa_nodes)
+      if (n.id == *l.device->numa_node) numa = &n;
+    if (!rank || !numa || rank->cpus_allowed.empty()) continue;
+    const auto allowed = parse_cpulist(rank->cpus_allowed), local = parse_cpulist(numa->cpus);
+    const std::set<int> local_set(local.begin(), local.end());
+    const bool outside = std::any_of(allowed.begin(), allowed.end(), [&](int c) { return !local_set.count(c); });
+    if (outside && l.node->numa_nodes.size() > 1)
+      add(TriageStep::numa, fmt::format("Rank {} runs on CPUs {} but {} sits on NUMA node {} (CPUs {}): bind the rank to that node.", e->rank,
+                                  rank->cpus_allowed, e->label(), numa->id, numa->cpus));
+  }
+}
+
+}  // namespace
+
 std::vector<Cause> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b, const ClusterFacts& cluster, const PairResult* pair) {
   std::vector<Cause> found;
   auto add = [&](TriageStep step, std::string text) { found.push_back({step, std::move(text)}); };
@@ -129,38 +173,8 @@ std::vector<Cause> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b,
     if (delta(pair, e->label(), {"symbol_error", "link_downed", "port_rcv_errors", "link_error_recovery", "local_link_integrity_errors", "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors"}, &which) > 0)
       add(TriageStep::link, fmt::format("Link errors on {} during the pair ({}): cable or transceiver.", e->label(), which));
   }
-  // (4) PCIe
-  for (const auto* l : {&la, &lb}) {
-    if (!l->device) continue;
-    const auto& link = l->device->pcie;
-    const std::string label = l->node->host + "/" + l->device->name;
-    if (link.current_width && link.max_width && link.current_gts && link.max_gts &&
-        (*link.current_width < *link.max_width || *link.current_gts < *link.max_gts)) {
-      add(TriageStep::pcie, fmt::format("{}'s PCIe link runs {} of {}.", label, describe_gen(link, true), describe_gen(link, false)));
-    } else if (link.current_gen && link.current_width && l->port && l->port->rate_gbps) {
-      auto usable = pcie_usable_gbps(*link.current_gen, *link.current_width);
-      if (usable && *usable < *l->port->rate_gbps)
-        add(TriageStep::pcie, fmt::format("{}'s PCIe {} carries about {:.0f} Gb/s, below its port's {} Gb/s.", label, describe_gen(link, true), *usable, *l->port->rate_gbps));
-    }
-  }
-  // (5) NUMA: the rank driving the HCA should run on the HCA's NUMA node.
-  for (const auto* e : {&a, &b}) {
-    const Located l = e == &a ? la : lb;
-    if (!l.node || !l.device || !l.device->numa_node) continue;
-    const RankFacts* rank = nullptr;
-    for (const auto& r : l.node->ranks)
-      if (r.rank == e->rank) rank = &r;
-    const NumaNode* numa = nullptr;
-    for (const auto& n : l.node->numa_nodes)
-      if (n.id == *l.device->numa_node) numa = &n;
-    if (!rank || !numa || rank->cpus_allowed.empty()) continue;
-    const auto allowed = parse_cpulist(rank->cpus_allowed), local = parse_cpulist(numa->cpus);
-    const std::set<int> local_set(local.begin(), local.end());
-    const bool outside = std::any_of(allowed.begin(), allowed.end(), [&](int c) { return !local_set.count(c); });
-    if (outside && l.node->numa_nodes.size() > 1)
-      add(TriageStep::numa, fmt::format("Rank {} runs on CPUs {} but {} sits on NUMA node {} (CPUs {}): bind the rank to that node.", e->rank,
-                                  rank->cpus_allowed, e->label(), numa->id, numa->cpus));
-  }
+  pcie_causes({&la, &lb}, found);
+  numa_causes(a, b, la, lb, found);
   if (found.empty()) {
     add(a.link_layer == "Ethernet" ? TriageStep::pfc : TriageStep::link,
         std::string("Nothing in the inventory explains it; check in this order: ") +

@@ -49,10 +49,14 @@ std::string channels_text(const std::vector<int>& channels) { return fmt::format
 
 }  // namespace
 
-std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
-  std::vector<Finding> out;
-  const std::string rule_socket = "no connection between nodes uses NET/Socket";
-  const std::string rule_lines = "the log shows which transport every rank uses";
+namespace {
+
+const char* const kRuleSocket = "no connection between nodes uses NET/Socket";
+const char* const kRuleLines = "the log shows which transport every rank uses";
+
+// A log without connection lines: nothing to check (one rank), or an error saying why.
+void check_lines(const LogFacts& facts, std::vector<Finding>& out) {
+  const std::string rule_lines = kRuleLines;
   if (facts.connections.empty() && facts.nranks == 1) {
     // Every communicator of the log has one rank (nranks is the largest declared): NCCL connects
     // nothing, so there is no transport to show. Not a pass: nothing was checked.
@@ -67,7 +71,12 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
                                    "read the nccl_warning findings (and the collectives' error).";
     out.push_back({"nccl_transport_lines", "log", Verdict::error, 0, "connection lines ('... via NET/IB/0')", rule_lines, hint});
   }
-  // Socket fallback: every inter-node NET/Socket connection, one finding per rank, peer and direction.
+}
+
+// Socket fallback: every inter-node NET/Socket connection, one finding per rank, peer and direction;
+// else one finding for the whole log.
+void check_socket_fallback(const LogFacts& facts, std::vector<Finding>& out) {
+  const std::string rule_socket = kRuleSocket;
   bool named = false;
   for (const auto& [key, g] : grouped(facts)) {
     const auto& [rank, peer, direction, transport] = key;
@@ -97,19 +106,11 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
                      std::string("Undecidable from this log: no inter-node connection lines and no network selection. ") + kDebugHint + "."});
     }
   }
-  // No usable RDMA device in a multi-node job.
-  const bool no_rdma_net = std::none_of(facts.connections.begin(), facts.connections.end(), [](const Connection& c) {
-    return c.transport_class == TransportClass::net && !c.socket();
-  });
-  if (facts.net.ib_no_device || facts.net.ib_disabled == true) {
-    const bool matters = facts.multi_node != false && no_rdma_net;
-    const std::string where = facts.net.ib_no_device_hosts.empty() ? std::string("log") : fmt::format("{}", fmt::join(facts.net.ib_no_device_hosts, ", "));
-    out.push_back({"nccl_rdma_device", where, matters ? Verdict::fail : Verdict::warn,
-                   facts.net.ib_no_device ? "NET/IB : No device found" : "NCCL_IB_DISABLE set",
-                   "NCCL finds the RDMA devices", "NCCL sees a usable RDMA device (NET/IB)",
-                   "NCCL found no usable IB/RoCE device: check /dev/infiniband and ibv_devices where the ranks run, the provider "
-                   "libraries (libibverbs, libmlx5), NCCL_IB_DISABLE and NCCL_IB_HCA."});
-  }
+}
+
+// NCCL's own warnings, one finding per distinct message, and NET/IB without GPUDirect where
+// GPUDirect is expected.
+void check_warnings_and_gdr(const LogFacts& facts, const AuditOptions& options, std::vector<Finding>& out) {
   // NET/IB without GPUDirect where GPUDirect is expected.
   if (options.expect_gdr) {
     std::map<int, std::vector<std::string>> without;
@@ -137,6 +138,28 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
                    {{"message", message}, {"location", w.location}, {"count", entry.first}}, "no NCCL WARN", "NCCL printed no warning",
                    "Read the warning: it usually names the missing library, device or setting."});
   }
+}
+
+}  // namespace
+
+std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
+  std::vector<Finding> out;
+  check_lines(facts, out);
+  check_socket_fallback(facts, out);
+  // No usable RDMA device in a multi-node job.
+  const bool no_rdma_net = std::none_of(facts.connections.begin(), facts.connections.end(), [](const Connection& c) {
+    return c.transport_class == TransportClass::net && !c.socket();
+  });
+  if (facts.net.ib_no_device || facts.net.ib_disabled == true) {
+    const bool matters = facts.multi_node != false && no_rdma_net;
+    const std::string where = facts.net.ib_no_device_hosts.empty() ? std::string("log") : fmt::format("{}", fmt::join(facts.net.ib_no_device_hosts, ", "));
+    out.push_back({"nccl_rdma_device", where, matters ? Verdict::fail : Verdict::warn,
+                   facts.net.ib_no_device ? "NET/IB : No device found" : "NCCL_IB_DISABLE set",
+                   "NCCL finds the RDMA devices", "NCCL sees a usable RDMA device (NET/IB)",
+                   "NCCL found no usable IB/RoCE device: check /dev/infiniband and ibv_devices where the ranks run, the provider "
+                   "libraries (libibverbs, libmlx5), NCCL_IB_DISABLE and NCCL_IB_HCA."});
+  }
+  check_warnings_and_gdr(facts, options, out);
   return out;
 }
 

@@ -49,6 +49,38 @@ std::optional<double> epoch_seconds(const std::string& utc) {  // "2026-11-29T17
 }
 
 
+// Every measured verbs test: its bandwidth, or its latency by statistic.
+void add_verbs(const VerbsSection& v, Family& bandwidth, Family& latency) {
+  auto label = [&](int index) {
+    if (index < 0 || static_cast<size_t>(index) >= v.endpoints.size()) return std::string("?");
+    const auto& e = v.endpoints[static_cast<size_t>(index)];
+    return fmt::format("{}/{}:{}", e.host, e.device, e.port);
+  };
+  for (const auto& pair : v.pairs)
+    for (const auto& t : pair.tests) {
+      if (t.status != Status::ok) continue;
+      const std::map<std::string, std::string> labels = {{"test", t.test}, {"src", label(t.from)}, {"dst", label(t.to)}};
+      if (t.gbps) bandwidth.add(labels, *t.gbps * 1e9 / 8);
+      if (t.latency)
+        // "stat", not "quantile": Prometheus reserves quantile for summaries, and this is a gauge.
+        for (const auto& [stat, usec] : std::map<std::string, double>{
+                 {"min", t.latency->min_usec}, {"p50", t.latency->p50_usec}, {"p99", t.latency->p99_usec}, {"max", t.latency->max_usec}}) {
+          auto l = labels;
+          l["stat"] = stat;
+          latency.add(l, usec * 1e-6);
+        }
+    }
+}
+
+void add_uplink(const UplinkSection& u, Family& uplink) {
+  for (const auto& n : u.nodes) {
+    const std::pair<const char*, const UplinkFlows*> tests[] = {{"single", &n.single}, {"parallel", &n.parallel}, {"together", &n.together}};
+    for (const auto& [test, f] : tests)
+      if (f->status == Status::ok)
+        uplink.add({{"host", n.host}, {"interface", n.path.interface}, {"test", test}, {"flows", std::to_string(f->flows)}}, f->gbps * 1e9 / 8);
+  }
+}
+
 }  // namespace
 
 std::string render_prometheus(const Report& r) {
@@ -69,28 +101,7 @@ std::string render_prometheus(const Report& r) {
 
   Family bandwidth("fabricproof_verbs_bandwidth_bytes_per_second", "RDMA bandwidth of a verbs test between two endpoints (src sends to dst).");
   Family latency("fabricproof_verbs_latency_seconds", "RDMA WRITE ping-pong latency of a pair, one way, by statistic (min, p50, p99, max over the samples).");
-  if (r.verbs) {
-    const auto& endpoints = r.verbs->endpoints;
-    auto label = [&](int index) {
-      if (index < 0 || static_cast<size_t>(index) >= endpoints.size()) return std::string("?");
-      const auto& e = endpoints[static_cast<size_t>(index)];
-      return fmt::format("{}/{}:{}", e.host, e.device, e.port);
-    };
-    for (const auto& pair : r.verbs->pairs)
-      for (const auto& t : pair.tests) {
-        if (t.status != Status::ok) continue;
-        const std::map<std::string, std::string> labels = {{"test", t.test}, {"src", label(t.from)}, {"dst", label(t.to)}};
-        if (t.gbps) bandwidth.add(labels, *t.gbps * 1e9 / 8);
-        if (t.latency)
-          // "stat", not "quantile": Prometheus reserves quantile for summaries, and this is a gauge.
-          for (const auto& [stat, usec] : std::map<std::string, double>{
-                   {"min", t.latency->min_usec}, {"p50", t.latency->p50_usec}, {"p99", t.latency->p99_usec}, {"max", t.latency->max_usec}}) {
-            auto l = labels;
-            l["stat"] = stat;
-            latency.add(l, usec * 1e-6);
-          }
-      }
-  }
+  if (r.verbs) add_verbs(*r.verbs, bandwidth, latency);
   Family busbw("fabricproof_collective_busbw_bytes_per_second", "Bus bandwidth of a collective (nccl-tests' busbw), out of place, by size.");
   if (r.collectives)
     for (const auto& res : r.collectives->results)
@@ -107,13 +118,7 @@ std::string render_prometheus(const Report& r) {
   }
   Family uplink("fabricproof_uplink_ingest_bytes_per_second",
                 "TCP ingest of a node from the uplink target (iperf3 -R): test single (1 flow), parallel (alone) or together (all nodes at once).");
-  if (r.uplink)
-    for (const auto& n : r.uplink->nodes) {
-      const std::pair<const char*, const UplinkFlows*> tests[] = {{"single", &n.single}, {"parallel", &n.parallel}, {"together", &n.together}};
-      for (const auto& [test, f] : tests)
-        if (f->status == Status::ok)
-          uplink.add({{"host", n.host}, {"interface", n.path.interface}, {"test", test}, {"flows", std::to_string(f->flows)}}, f->gbps * 1e9 / 8);
-    }
+  if (r.uplink) add_uplink(*r.uplink, uplink);
   std::string out;
   for (const auto* f : {&verdict, &started, &finished, &findings, &bandwidth, &latency, &busbw, &connections, &fallback, &uplink}) out += f->render();
   return out;

@@ -307,7 +307,7 @@ std::string css_class(const view::ChannelTransport& t) {
 std::string nccl_section(const view::NcclAudit& a) {
   std::string h = fmt::format("<p>NCCL {}; socket fallback: <b>{}</b>. Each cell: the transports a rank's channel used "
                               "(red: NET/Socket to another node).</p>\n",
-                              esc(a.version.empty() ? "version not printed" : a.version), a.socket_fallback ? "YES" : "no");
+                              esc(a.version.empty() ? "version not printed" : a.version), a.socket_fallback_text());
   h += "<table class=\"nccl\"><thead><tr><th>rank</th><th>host</th>";
   for (int c = 0; c < a.channels; ++c) h += fmt::format("<th>ch {}</th>", c);
   h += "</tr></thead><tbody>\n";

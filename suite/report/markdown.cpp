@@ -119,7 +119,7 @@ void matrix_table(std::string& md, const view::Matrix& m) {
 
 void nccl_table(std::string& md, const view::NcclAudit& a) {
   md += fmt::format("\n## NCCL transport audit\n\nNCCL {}; socket fallback: **{}**. Transports per rank and channel (`!` NET/Socket to another node).\n\n| rank | host |",
-                    a.version.empty() ? "version not printed" : a.version, a.socket_fallback ? "YES" : "no");
+                    a.version.empty() ? "version not printed" : a.version, a.socket_fallback_text());
   for (int c = 0; c < a.channels; ++c) md += fmt::format(" ch {} |", c);
   md += "\n|---|---|";
   for (int c = 0; c < a.channels; ++c) md += "---|";

@@ -168,7 +168,7 @@ NcclAudit nccl_audit(const Report& report) {
   if (!report.nccl_audit) return a;
   const auto& facts = report.nccl_audit->facts;
   a.present = true;
-  a.socket_fallback = facts.socket_fallback.value_or(false);
+  a.socket_fallback = facts.socket_fallback;
   a.version = facts.version.value_or("");
   std::map<int, RankRow> rows;
   for (const auto& c : facts.connections) {

@@ -105,7 +105,8 @@ struct RankRow {
 };
 struct NcclAudit {
   bool present = false;
-  bool socket_fallback = false;
+  std::optional<bool> socket_fallback;  // the audit's three values: yes, no, undecidable (nullopt)
+  std::string socket_fallback_text() const { return socket_fallback ? (*socket_fallback ? "YES" : "no") : "undecidable"; }
   std::string version;
   int channels = 0;
   std::vector<RankRow> ranks;

@@ -374,3 +374,21 @@ TEST(Views, GpudirectHostAndGpuMatricesAreDrawnWithTheirFindings) {
 
 }  // namespace
 }  // namespace fabricproof
+
+namespace fabricproof {
+namespace {
+
+// The audit's fallback answer has three values up to the writers: a log that cannot tell is
+// "undecidable" in report.md and report.html, never "no".
+TEST(Markdown, AnUndecidableSocketFallbackIsNotShownAsNo) {
+  Report r;
+  r.nccl_audit = nccl::AuditSection{};
+  r.nccl_audit->facts.socket_fallback = std::nullopt;
+  EXPECT_NE(render_markdown(r).find("socket fallback: **undecidable**"), std::string::npos);
+  EXPECT_NE(render_html(r).find("socket fallback: <b>undecidable</b>"), std::string::npos);
+  r.nccl_audit->facts.socket_fallback = false;
+  EXPECT_NE(render_markdown(r).find("socket fallback: **no**"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabricproof

@@ -74,6 +74,38 @@ std::string figure(const UplinkFlows& f) {
   return f.status == Status::ok ? fmt::format("{:.3g} Gb/s", f.gbps) : "ERROR " + f.reason;
 }
 
+// Rank 0: the section from every node's results, its findings and the summary line.
+UplinkOutcome judge_on_root(const RunOptions& options, const ClusterFacts& cluster, const Profile& profile, const UplinkAssignments& plan,
+                            const mpi::Gathered& gathered, const std::function<void(const std::string&)>& progress) {
+  const UplinkOptions& o = options.uplink;
+  UplinkOutcome outcome;
+  auto& s = outcome.section;
+  for (const auto& t : o.targets) s.targets.push_back(to_string(t));
+  s.seconds = o.seconds;
+  s.flows = o.flows;
+  s.need_gbps = o.need_gbps ? o.need_gbps : profile.uplink.ingest_gbps;
+  s.need_source = o.need_gbps ? "--uplink-need" : profile.uplink.ingest_gbps ? "profile uplink.ingest_gbps" : "";
+  s.together_skipped = plan.together_skipped;
+  for (const auto& part : gathered.parts) {
+    const json j = json::parse(part.value_or("null"), nullptr, false);
+    if (!j.is_object()) continue;
+    auto node = j.get<UplinkNode>();
+    for (const auto& n : cluster.nodes)
+      if (n.host == node.host) node.path.rdma = on_data_fabric(node.path, n);
+    progress(fmt::format("uplink: {} via {}: 1 flow {}; {} flows {}{}", node.host, node.path.interface.empty() ? "?" : node.path.interface,
+                         figure(node.single), node.parallel.flows, figure(node.parallel),
+                         s.together_skipped.empty() ? "; together " + figure(node.together) : ""));
+    s.nodes.push_back(std::move(node));
+  }
+  outcome.findings = check_uplink(s);
+  double together = 0;  // over the window every node measured, as uplink_aggregate counts it
+  for (const auto& n : s.nodes) together += n.together.status == Status::ok ? n.together.gbps : 0;
+  if (const auto common = together_in_common_window(s.nodes)) together = common->gbps;
+  outcome.summary = s.together_skipped.empty() ? fmt::format("{} node(s), {:.3g} Gb/s all together", s.nodes.size(), together)
+                                               : fmt::format("{} node(s), one at a time", s.nodes.size());
+  return outcome;
+}
+
 }  // namespace
 
 UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster, const Profile& profile,
@@ -128,34 +160,9 @@ UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session,
   }
   const auto gathered = mpi::gather_to_root(session, me != plan.nodes.end() ? json(mine).dump() : "null",
                                             mpi::deadline_in(options.timeout_s), "gathering the uplink results");
-  UplinkOutcome outcome;
-  if (!session.is_root()) return outcome;
+  if (!session.is_root()) return {};
   gathered.require_all(session, "gathering the uplink results");
-  auto& s = outcome.section;
-  for (const auto& t : o.targets) s.targets.push_back(to_string(t));
-  s.seconds = o.seconds;
-  s.flows = o.flows;
-  s.need_gbps = o.need_gbps ? o.need_gbps : profile.uplink.ingest_gbps;
-  s.need_source = o.need_gbps ? "--uplink-need" : profile.uplink.ingest_gbps ? "profile uplink.ingest_gbps" : "";
-  s.together_skipped = plan.together_skipped;
-  for (const auto& part : gathered.parts) {
-    const json j = json::parse(part.value_or("null"), nullptr, false);
-    if (!j.is_object()) continue;
-    auto node = j.get<UplinkNode>();
-    for (const auto& n : cluster.nodes)
-      if (n.host == node.host) node.path.rdma = on_data_fabric(node.path, n);
-    progress(fmt::format("uplink: {} via {}: 1 flow {}; {} flows {}{}", node.host, node.path.interface.empty() ? "?" : node.path.interface,
-                         figure(node.single), node.parallel.flows, figure(node.parallel),
-                         s.together_skipped.empty() ? "; together " + figure(node.together) : ""));
-    s.nodes.push_back(std::move(node));
-  }
-  outcome.findings = check_uplink(s);
-  double together = 0;  // over the window every node measured, as uplink_aggregate counts it
-  for (const auto& n : s.nodes) together += n.together.status == Status::ok ? n.together.gbps : 0;
-  if (const auto common = together_in_common_window(s.nodes)) together = common->gbps;
-  outcome.summary = s.together_skipped.empty() ? fmt::format("{} node(s), {:.3g} Gb/s all together", s.nodes.size(), together)
-                                               : fmt::format("{} node(s), one at a time", s.nodes.size());
-  return outcome;
+  return judge_on_root(options, cluster, profile, plan, gathered, progress);
 }
 
 }  // namespace fabricproof::app

@@ -93,6 +93,41 @@ void read_rdma_cm_defaults(FileReader& files, const std::string& device, int num
   }
 }
 
+// The port's non-empty GIDs with their types and netdevs, in index order, and the first RoCE v2
+// GID holding an IPv4 address.
+void read_gids(FileReader& files, const fs::path& dir, PortFacts& p) {
+  for (const auto& name : files.list(dir / "gids")) {
+    auto index = leading_code(name);
+    auto gid = files.line_quiet(dir / "gids" / name);
+    if (!index || !gid || empty_gid(*gid)) continue;
+    GidEntry entry{*index, *gid, files.line_quiet(dir / "gid_attrs" / "types" / name).value_or(""),
+                   files.line_quiet(dir / "gid_attrs" / "ndevs" / name).value_or("")};
+    p.gids.push_back(entry);
+  }
+  std::sort(p.gids.begin(), p.gids.end(), [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
+  for (const auto& g : p.gids) {
+    if (g.type == "RoCE v2" && ipv4_mapped(g.gid)) {
+      p.roce_v2_gid_index = g.index;
+      break;
+    }
+  }
+}
+
+// The port's netdev (empty: none found): its name, MTU, state and ECN on priority 3 (MLNX_OFED).
+void read_netdev(FileReader& files, const fs::path& netdev, PortFacts& p) {
+  if (netdev.empty()) return;
+  p.netdev = netdev.filename().string();
+  if (auto mtu = files.integer(netdev / "mtu", 0, 1 << 20)) p.netdev_mtu = static_cast<int>(*mtu);
+  p.netdev_operstate = files.line(netdev / "operstate").value_or("");
+  auto ecn = [&](const char* which) -> std::optional<bool> {
+    auto v = files.line_quiet(netdev / "ecn" / which / "enable" / "3");
+    if (!v) return std::nullopt;
+    return *v == "1";
+  };
+  p.qos.ecn_np_enabled_prio3 = ecn("roce_np");
+  p.qos.ecn_rp_enabled_prio3 = ecn("roce_rp");
+}
+
 PortFacts read_port(FileReader& files, const fs::path& dev_dir, const std::optional<fs::path>& pci_dir,
                     const std::string& device, int number) {
   const fs::path dir = dev_dir / "ports" / std::to_string(number);
@@ -123,34 +158,8 @@ PortFacts read_port(FileReader& files, const fs::path& dev_dir, const std::optio
   p.link_layer = files.line(dir / "link_layer").value_or("");
   if (auto lid = files.integer(dir / "lid", 0, 0xffff)) p.lid = static_cast<int>(*lid);
   if (auto sm = files.integer(dir / "sm_lid", 0, 0xffff)) p.sm_lid = static_cast<int>(*sm);
-  for (const auto& name : files.list(dir / "gids")) {
-    auto index = leading_code(name);
-    auto gid = files.line_quiet(dir / "gids" / name);
-    if (!index || !gid || empty_gid(*gid)) continue;
-    GidEntry entry{*index, *gid, files.line_quiet(dir / "gid_attrs" / "types" / name).value_or(""),
-                   files.line_quiet(dir / "gid_attrs" / "ndevs" / name).value_or("")};
-    p.gids.push_back(entry);
-  }
-  std::sort(p.gids.begin(), p.gids.end(), [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
-  for (const auto& g : p.gids) {
-    if (g.type == "RoCE v2" && ipv4_mapped(g.gid)) {
-      p.roce_v2_gid_index = g.index;
-      break;
-    }
-  }
-  const fs::path netdev = find_netdev(files, dev_dir, dir, pci_dir, number);
-  if (!netdev.empty()) {
-    p.netdev = netdev.filename().string();
-    if (auto mtu = files.integer(netdev / "mtu", 0, 1 << 20)) p.netdev_mtu = static_cast<int>(*mtu);
-    p.netdev_operstate = files.line(netdev / "operstate").value_or("");
-    auto ecn = [&](const char* which) -> std::optional<bool> {
-      auto v = files.line_quiet(netdev / "ecn" / which / "enable" / "3");
-      if (!v) return std::nullopt;
-      return *v == "1";
-    };
-    p.qos.ecn_np_enabled_prio3 = ecn("roce_np");
-    p.qos.ecn_rp_enabled_prio3 = ecn("roce_rp");
-  }
+  read_gids(files, dir, p);
+  read_netdev(files, find_netdev(files, dev_dir, dir, pci_dir, number), p);
   // sysfs has no active MTU. On RoCE the kernel derives it from the netdev MTU (iboe_get_mtu,
   // capped at the port's max); the verbs adapter replaces this with ibv_query_port's answer.
   if (p.link_layer == "Ethernet" && p.netdev_mtu) {

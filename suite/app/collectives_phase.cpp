@@ -140,9 +140,7 @@ std::pair<std::string, std::string> choose_collective_engine(const SweepOptions&
   if (why_not_nccl.empty()) return {"nccl", ""};
   // auto, NCCL unable to run: MPI in its place would measure the host network and pass a GPU
   // cluster whose NCCL is broken. Only a cluster without GPUs, or a spec that waives NCCL, gets it.
-  const bool gpus = std::any_of(cluster.nodes.begin(), cluster.nodes.end(), [](const NodeFacts& n) {
-    return std::any_of(n.gpus.begin(), n.gpus.end(), [](const GpuFacts& g) { return g.index.has_value(); });
-  });
+  const bool gpus = std::any_of(cluster.nodes.begin(), cluster.nodes.end(), [](const NodeFacts& n) { return cuda_gpu_count(n) > 0; });
   const bool must_be_nccl = options.nccl_required.value_or(gpus);
   if (!must_be_nccl) return {"mpi", ""};
   return {"", fmt::format("NCCL cannot run: {}; {}, so MPI would not measure them in its place (--collective-engine mpi measures "

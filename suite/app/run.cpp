@@ -129,7 +129,7 @@ int nodes_with_active_port(const ClusterFacts& cluster, const Profile& profile) 
 int nodes_with_gpu(const ClusterFacts& cluster) {
   int count = 0;
   for (const auto& n : cluster.nodes)
-    count += std::any_of(n.gpus.begin(), n.gpus.end(), [](const GpuFacts& g) { return g.index.has_value(); });
+    count += cuda_gpu_count(n) > 0;
   return count;
 }
 

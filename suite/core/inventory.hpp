@@ -190,6 +190,13 @@ struct NodeFacts {
   std::string subnet_managers_unread;
 };
 
+// The node's GPUs that CUDA sees (those only on the PCI bus have no index).
+inline int cuda_gpu_count(const NodeFacts& node) {
+  int count = 0;
+  for (const auto& g : node.gpus) count += g.index.has_value();
+  return count;
+}
+
 // Everything rank 0 knows about the cluster before judging it.
 struct ClusterFacts {
   std::vector<NodeFacts> nodes;

@@ -242,7 +242,7 @@ void check_counts(const NodeFacts& node, const Profile& profile, std::vector<Fin
     out.push_back(Finding("hca_count", node.host, Verdict::warn, 0, ">= 1",
                           "a node of a GPU cluster has at least one RDMA device", why + ": the RDMA phases cannot run on this node."));
   }
-  const int cuda_gpus = static_cast<int>(std::count_if(node.gpus.begin(), node.gpus.end(), [](const GpuFacts& g) { return g.index.has_value(); }));
+  const int cuda_gpus = cuda_gpu_count(node);
   for (const auto& g : node.gpus) {
     if (g.index) continue;
     out.push_back(Finding("gpu_visible", node.host + "/" + g.pci, Verdict::fail, "on the PCI bus, not visible to CUDA",

@@ -36,7 +36,7 @@ Located locate(const ClusterFacts& cluster, const VerbsEndpoint& e) {
   return l;
 }
 
-int64_t delta(const PairResult* pair, const std::string& label, std::initializer_list<const char*> names, std::string* which) {
+int64_t delta(const PairResult* pair, const std::string& label, const std::vector<const char*>& names, std::string* which) {
   if (!pair) return 0;
   auto it = pair->counter_deltas.find(label);
   if (it == pair->counter_deltas.end()) return 0;
@@ -51,13 +51,23 @@ int64_t delta(const PairResult* pair, const std::string& label, std::initializer
   return total;
 }
 
-// The error counters that make a dip evidence, not noise: the link's (symbol errors, recovery, link
-// downed, receive errors) and, on RoCE, loss (retransmissions, sequence errors, ACK timeouts).
-// Names as the kernel's counters/ and hw_counters/ (mlx5, rxe) give them.
-const std::initializer_list<const char*> kErrorCounters = {
-    "symbol_error", "link_downed", "link_error_recovery", "port_rcv_errors", "local_link_integrity_errors",
-    "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors", "out_of_sequence", "packet_seq_err",
-    "local_ack_timeout_err", "rcvd_seq_err", "out_of_seq_request", "completer_retry_err", "duplicate_request", "retry_exceeded_err"};
+// Port counters by what they tell, as the kernel's counters/ and hw_counters/ (mlx5, rxe) name them:
+// errors on the link; loss on RoCE (retransmissions, sequence errors, ACK timeouts); congestion
+// notifications. Link errors and loss (and retries given up) make a dip evidence, not noise.
+const std::vector<const char*> kLinkErrors = {"symbol_error", "link_downed", "port_rcv_errors", "link_error_recovery",
+                                              "local_link_integrity_errors", "port_rcv_remote_physical_errors",
+                                              "excessive_buffer_overrun_errors"};
+const std::vector<const char*> kRoceLoss = {"out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "out_of_seq_request",
+                                            "rcvd_seq_err", "completer_retry_err", "duplicate_request"};
+const std::vector<const char*> kRoceLossOrCongestion = {"out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "np_cnp_sent",
+                                                        "rp_cnp_handled", "out_of_seq_request", "rcvd_seq_err", "completer_retry_err",
+                                                        "duplicate_request"};
+const std::vector<const char*> kErrorCounters = [] {
+  auto names = kLinkErrors;
+  names.insert(names.end(), kRoceLoss.begin(), kRoceLoss.end());
+  names.push_back("retry_exceeded_err");
+  return names;
+}();
 
 std::string describe_gen(const PcieLink& l, bool current) {
   const auto gen = current ? l.current_gen : l.max_gen;
@@ -158,7 +168,7 @@ std::vector<Cause> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b,
   if (a.link_layer == "Ethernet") {
     for (const auto* e : {&a, &b}) {
       std::string which;
-      if (delta(pair, e->label(), {"out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "np_cnp_sent", "rp_cnp_handled", "out_of_seq_request", "rcvd_seq_err", "completer_retry_err", "duplicate_request"}, &which) > 0)
+      if (delta(pair, e->label(), kRoceLossOrCongestion, &which) > 0)
         add(TriageStep::pfc, fmt::format("RoCE loss or congestion during the pair on {} ({}): check PFC (priority 3 only, DSCP trust) on the hosts and every switch hop.", e->label(), which));
     }
   }
@@ -170,7 +180,7 @@ std::vector<Cause> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b,
   }
   for (const auto* e : {&a, &b}) {
     std::string which;
-    if (delta(pair, e->label(), {"symbol_error", "link_downed", "port_rcv_errors", "link_error_recovery", "local_link_integrity_errors", "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors"}, &which) > 0)
+    if (delta(pair, e->label(), kLinkErrors, &which) > 0)
       add(TriageStep::link, fmt::format("Link errors on {} during the pair ({}): cable or transceiver.", e->label(), which));
   }
   pcie_causes({&la, &lb}, found);

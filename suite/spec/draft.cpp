@@ -98,8 +98,7 @@ SpecDraft draft_spec(const Report& r, const Profile& profile, const std::string&
                {"description", fmt::format("drafted from the run of {} ({}); edit before use", r.started_at, to_string(r.verdict))},
                {"nodes", {{"count", hosts.size()}, {"hosts", hosts}}}};
   json per_node = json::object();
-  auto cuda_gpus = [](const NodeFacts& n) { return std::count_if(n.gpus.begin(), n.gpus.end(), [](const GpuFacts& g) { return g.index.has_value(); }); };
-  if (auto count = common(r, "the GPU count", [&](const NodeFacts& n) { return json(cuda_gpus(n)); }, out.notes)) {
+  if (auto count = common(r, "the GPU count", [&](const NodeFacts& n) { return json(cuda_gpu_count(n)); }, out.notes)) {
     json gpus = {{"count", *count}};
     if (auto model = common(r, "the GPU model", [](const NodeFacts& n) { return n.gpus.empty() ? json() : json(n.gpus.front().name); }, out.notes))
       gpus["model"] = *model;

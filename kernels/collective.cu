@@ -1,6 +1,6 @@
 #include <cuda_runtime.h>
 
-#include "core/collective_pattern.hpp"
+#include "collectives/collective_data.hpp"
 #include "kernels/collective.hpp"
 #include "kernels/launch.cuh"
 

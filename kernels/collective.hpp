@@ -1,11 +1,11 @@
 #pragma once
-// Fill and check the data of a verified collective call on the GPU (core/collective_pattern.hpp),
+// Fill and check the data of a verified collective call on the GPU (collectives/collective_data.hpp),
 // like nccl-tests' -c. Launchers return "" on success or the CUDA error text; `stream` is a
 // cudaStream_t passed as void* to keep CUDA out of this header. Both synchronize the stream.
 #include <cstdint>
 #include <string>
 
-#include "core/collective_types.hpp"
+#include "collectives/collective_types.hpp"
 
 namespace fabricproof::kernels {
 

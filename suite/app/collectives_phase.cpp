@@ -14,7 +14,7 @@
 
 #include "app/build_info.hpp"
 #include "collectives/sweep.hpp"
-#include "core/collective_rules.hpp"
+#include "collectives/collective_rules.hpp"
 #include "core/text_file.hpp"
 #include "nccl_log/debug_file.hpp"
 #include "mpi/exchange.hpp"

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "cli/options.hpp"
-#include "core/collective_model.hpp"
+#include "collectives/collective_model.hpp"
 #include "core/finding.hpp"
-#include "core/inventory.hpp"
+#include "inventory/inventory.hpp"
 #include "core/profile.hpp"
 #include "mpi/session.hpp"
 

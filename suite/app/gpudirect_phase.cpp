@@ -8,8 +8,8 @@
 #include <algorithm>
 
 #include "app/verbs_phase.hpp"
-#include "core/gpudirect_rules.hpp"
-#include "gpu/cuda_memory.hpp"
+#include "gpudirect/gpudirect_rules.hpp"
+#include "gpudirect/cuda_memory.hpp"
 #include "mpi/exchange.hpp"
 
 namespace fabricproof::app {

@@ -5,8 +5,8 @@
 
 #include "cli/options.hpp"
 #include "core/finding.hpp"
-#include "core/gpudirect_rules.hpp"
-#include "core/inventory.hpp"
+#include "gpudirect/gpudirect_rules.hpp"
+#include "inventory/inventory.hpp"
 #include "core/profile.hpp"
 #include "mpi/session.hpp"
 

@@ -7,15 +7,15 @@
 #include "app/build_info.hpp"
 #include "core/launch.hpp"
 #include "mpi/exchange.hpp"
-#include "probe/host.hpp"
-#include "probe/network.hpp"
-#include "topology/hwloc_topology.hpp"
+#include "inventory/host.hpp"
+#include "inventory/network.hpp"
+#include "inventory/hwloc_topology.hpp"
 #if FABRICPROOF_HAVE_VERBS
-#include "verbs/sm_probe.hpp"
-#include "verbs/verbs_probe.hpp"
+#include "inventory/subnet_manager_probe.hpp"
+#include "inventory/verbs_probe.hpp"
 #endif
 #if FABRICPROOF_HAVE_CUDA
-#include "gpu/cuda_probe.hpp"
+#include "inventory/cuda_probe.hpp"
 #endif
 #if FABRICPROOF_HAVE_NCCL
 #include "collectives/nccl_info.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 #include "cli/options.hpp"
-#include "core/inventory.hpp"
+#include "inventory/inventory.hpp"
 #include "mpi/session.hpp"
 
 namespace fabricproof::app {

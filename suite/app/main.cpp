@@ -3,14 +3,30 @@
 #include <string>
 #include <vector>
 
-#include "app/nccl_audit.hpp"
+#include "app/nccl_audit_command.hpp"
 #include "app/report_command.hpp"
 #include "app/run.hpp"
 #include "app/spec_command.hpp"
 #include "cli/options.hpp"
+#include "core/checks.hpp"
 #include "core/launch.hpp"
-#include "core/uplink_plan.hpp"
+#include "uplink/uplink_plan.hpp"
 #include "mpi/session.hpp"
+
+namespace {
+
+std::string checks_output(fabricproof::ChecksFormat format) {
+  using fabricproof::ChecksFormat;
+  switch (format) {
+    case ChecksFormat::json: return fabricproof::json_text(fabricproof::checks_json(), 2) + "\n";
+    case ChecksFormat::markdown_summary: return fabricproof::checks_markdown_summary();
+    case ChecksFormat::markdown_table: return fabricproof::checks_markdown_table();
+    case ChecksFormat::text: break;
+  }
+  return fabricproof::checks_text();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace fabricproof;
@@ -22,7 +38,7 @@ int main(int argc, char** argv) {
     const bool root = launch_from_environment().rank.value_or(0) == 0;
     if (root) (*cl.exit_code == 0 ? std::cout : std::cerr) << cl.message << std::endl;
     if (*cl.exit_code != 0 && root && !cl.out_dir_hint.empty())
-      app::write_error_report(cl.out_dir_hint, command, "command_line", cl.message);
+      app::write_error_report(cl.out_dir_hint, command, CheckId::command_line, cl.message);
     return *cl.exit_code;
   }
   switch (cl.command) {
@@ -46,6 +62,9 @@ int main(int argc, char** argv) {
       else std::cout << render_uplink_plan(plan);
       return plan.error.empty() ? 0 : 2;
     }
+    case Command::checks:
+      std::cout << checks_output(cl.checks_format);
+      return 0;
     case Command::none:
       break;
   }

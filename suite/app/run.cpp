@@ -11,7 +11,7 @@
 #include "app/collectives_phase.hpp"
 #include "app/inventory_phase.hpp"
 #include "app/uplink_phase.hpp"
-#include "core/inventory_rules.hpp"
+#include "inventory/inventory_rules.hpp"
 #include "core/launch.hpp"
 #include "core/located_error.hpp"
 #include "core/profile.hpp"
@@ -307,7 +307,7 @@ void run_inventory(RunState& s) {
   for (int r : silent) {
     names += (names.empty() ? "" : ", ") + session.rank_label(r);
     s.report.findings.push_back(
-        {"rank_lost", session.rank_label(r), Verdict::error,
+        {CheckId::rank_lost, session.rank_label(r), Verdict::error,
          {{"rank", r}, {"host", session.host_of(r)}, {"phase", phase}, {"step", step}, {"what", lost.what()}},
          "an answer within the deadline",
          "every rank answers every exchange within its deadline (--timeout, --verbs-timeout, --collective-timeout)",
@@ -315,7 +315,7 @@ void run_inventory(RunState& s) {
          "network). Results from this step on are missing; rerun after fixing it."});
   }
   if (silent.empty())
-    s.report.findings.push_back({"exchange_timeout", phase, Verdict::error, {{"step", step}, {"what", lost.what()}, {"ranks_doing", doing}},
+    s.report.findings.push_back({CheckId::exchange_timeout, phase, Verdict::error, {{"step", step}, {"what", lost.what()}, {"ranks_doing", doing}},
                                  "the exchange completes within its deadline",
                                  "every exchange completes within its deadline (--timeout, --verbs-timeout, --collective-timeout)",
                                  "Every rank still answers, but the exchange did not complete in time: compare what each rank was doing "
@@ -350,7 +350,7 @@ void collect_rank_errors(RunState& s, const std::string& phase, const std::strin
     const std::string& text = gathered.parts[rank].value_or("");
     if (text.empty() || text == mine) continue;
     const int r = static_cast<int>(rank);
-    s.report.findings.push_back({"rank_error", session.rank_label(r), Verdict::error,
+    s.report.findings.push_back({CheckId::rank_error, session.rank_label(r), Verdict::error,
                                  {{"rank", r}, {"host", session.host_of(r)}, {"phase", phase}, {"error", text}},
                                  "the phase completes on every rank", "every rank completes every phase it runs without an error",
                                  "This rank raised an error (it still answers): read its words in measured.error, then that host's adapter "
@@ -451,7 +451,7 @@ std::optional<ClusterSpec> load_run_spec(const RunOptions& options, Report& repo
   const auto loaded = load_spec_file(options.spec);
   for (const auto& error : loaded.errors) {
     std::cerr << "fabricproof: spec: " << error << "\n";
-    report.findings.push_back({"spec", options.spec, Verdict::error, error, std::string("a valid ") + kSpecSchema + " document",
+    report.findings.push_back({CheckId::spec, options.spec, Verdict::error, error, std::string("a valid ") + kSpecSchema + " document",
                                "the cluster spec loads and validates", "Fix the spec at the key named (fabricproof spec check FILE)."});
   }
   return loaded.spec;
@@ -472,7 +472,7 @@ std::string prepare_on_root(RunState& s, RunOptions& options, const std::vector<
     s.profile_ok = false;
     for (const auto& error : loaded.errors) {
       std::cerr << "fabricproof: profile: " << error << "\n";
-      s.report.findings.push_back({"profile", options.profile, Verdict::error, error, "a valid fabricproof.profile/1 document",
+      s.report.findings.push_back({CheckId::profile, options.profile, Verdict::error, error, "a valid fabricproof.profile/1 document",
                                    "the profile loads and validates", "Fix the profile at the key named, or pick a built-in one."});
     }
   }
@@ -526,7 +526,7 @@ int run(const RunOptions& given, const std::vector<std::string>& command, mpi::S
   }
 }
 
-int write_error_report(const std::string& out_dir, const std::vector<std::string>& command, const std::string& id,
+int write_error_report(const std::string& out_dir, const std::vector<std::string>& command, CheckId id,
                        const std::string& message) {
   Report report;
   report.started_at = utc_timestamp();

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cli/options.hpp"
+#include "core/checks.hpp"
 #include "mpi/session.hpp"
 
 namespace fabricproof::app {
@@ -13,7 +14,7 @@ int run(const RunOptions& options, const std::vector<std::string>& command, mpi:
 
 // A report for a run that could not start (bad command line, unusable output directory):
 // written by rank 0 only, so that even bad input leaves a report behind.
-int write_error_report(const std::string& out_dir, const std::vector<std::string>& command, const std::string& id,
+int write_error_report(const std::string& out_dir, const std::vector<std::string>& command, CheckId id,
                        const std::string& message);
 
 }  // namespace fabricproof::app

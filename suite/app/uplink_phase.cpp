@@ -6,10 +6,10 @@
 #include <chrono>
 #include <thread>
 
-#include "core/uplink_rules.hpp"
+#include "uplink/uplink_rules.hpp"
 #include "mpi/exchange.hpp"
-#include "probe/file_reader.hpp"
-#include "probe/network.hpp"
+#include "inventory/file_reader.hpp"
+#include "inventory/network.hpp"
 #include "uplink/iperf3.hpp"
 
 namespace fabricproof::app {

@@ -5,9 +5,9 @@
 
 #include "cli/options.hpp"
 #include "core/finding.hpp"
-#include "core/inventory.hpp"
+#include "inventory/inventory.hpp"
 #include "core/profile.hpp"
-#include "core/uplink_model.hpp"
+#include "uplink/uplink_model.hpp"
 #include "mpi/session.hpp"
 
 namespace fabricproof::app {

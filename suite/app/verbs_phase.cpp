@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "core/verbs_plan.hpp"
-#include "core/verbs_rules.hpp"
+#include "verbs/verbs_plan.hpp"
+#include "verbs/verbs_rules.hpp"
 #include "mpi/exchange.hpp"
 #include "verbs/pair.hpp"
 
@@ -67,7 +67,7 @@ std::string figure(const TestResult& t) {
 std::string describe(const VerbsSection& s, const PairResult& p) {
   std::string text = s.endpoints[p.a].label() + " <-> " + s.endpoints[p.b].label() + ":";
   for (const auto& t : p.tests) {
-    const char* arrow = t.test == "write_lat" || t.test == "write_bw_bidir" ? "" : (t.from == p.a ? " >" : " <");
+    const char* arrow = verbs_test_type(t.test).both_ways ? "" : (t.from == p.a ? " >" : " <");
     text += fmt::format(" {}{} {};", t.test, arrow, figure(t));
   }
   return text;

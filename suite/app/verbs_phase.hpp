@@ -5,10 +5,10 @@
 
 #include "cli/options.hpp"
 #include "core/finding.hpp"
-#include "core/inventory.hpp"
+#include "inventory/inventory.hpp"
 #include "core/profile.hpp"
-#include "core/verbs_model.hpp"
-#include "core/verbs_plan.hpp"
+#include "verbs/verbs_model.hpp"
+#include "verbs/verbs_plan.hpp"
 #include "mpi/session.hpp"
 #include "verbs/memory.hpp"
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "core/units.hpp"
@@ -357,13 +358,23 @@ struct RunGroups {
 
 namespace {
 
+void add_checks_options(CLI::App& checks, ChecksFormat& format) {
+  const std::map<std::string, ChecksFormat> formats = {{"text", ChecksFormat::text},
+                                                       {"json", ChecksFormat::json},
+                                                       {"markdown-summary", ChecksFormat::markdown_summary},
+                                                       {"markdown-table", ChecksFormat::markdown_table}};
+  checks.add_flag_callback("--json", [&format] { format = ChecksFormat::json; }, "The registry as JSON (fabricproof.checks/1)");
+  checks.add_option("--format", format, "text, json, markdown-summary (the README's table) or markdown-table (docs/checks.md's)")
+      ->transform(CLI::CheckedTransformer(formats));
+}
+
 // Every subcommand and its option groups, registered on one CLI11 app.
 struct Subcommands {
   CLI::App app{"fabricproof: acceptance tests for GPU clusters (inventory, RDMA verbs matrix, GPUDirect, NCCL sweeps)", "fabricproof"};
   RunGroups run_cli;
   AuditCli audit_cli;
   PlanCli plan_cli;
-  CLI::App *run = nullptr, *audit = nullptr, *report = nullptr, *compare = nullptr, *plan = nullptr, *spec = nullptr, *hostfile = nullptr;
+  CLI::App *run = nullptr, *audit = nullptr, *report = nullptr, *compare = nullptr, *plan = nullptr, *spec = nullptr, *hostfile = nullptr, *checks = nullptr;
 
   explicit Subcommands(CommandLine& cl) {
     app.require_subcommand(1);
@@ -382,6 +393,8 @@ struct Subcommands {
     add_spec_options(*spec, cl.spec);
     hostfile = app.add_subcommand("hostfile", "Check an Open MPI hostfile; print one 'HOST SLOTS' line per host (exit 2 on a problem)");
     hostfile->add_option("file", cl.hostfile, "The hostfile")->required();
+    checks = app.add_subcommand("checks", "List every check the suite can emit: id, domain, triage step, severity, what it compares, keys, hint");
+    add_checks_options(*checks, cl.checks_format);
   }
 
   // The command parsed, and the checks that need several of its options.
@@ -390,6 +403,7 @@ struct Subcommands {
     if (hostfile->parsed()) cl.command = Command::hostfile;
     if (compare->parsed()) cl.command = Command::compare;
     if (spec->parsed()) cl.command = Command::spec;
+    if (checks->parsed()) cl.command = Command::checks;
     if (plan->parsed()) {
       cl.command = Command::plan_uplink;
       return plan_cli.finish(cl.uplink);

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "core/collective_model.hpp"
-#include "core/uplink_model.hpp"
-#include "core/uplink_plan.hpp"
-#include "core/verbs_model.hpp"
+#include "collectives/collective_model.hpp"
+#include "uplink/uplink_model.hpp"
+#include "uplink/uplink_plan.hpp"
+#include "verbs/verbs_model.hpp"
 
 namespace fabricproof {
 
@@ -68,7 +68,10 @@ struct SpecOptionsCli {
   std::string profile = "default";  // draft: which RDMA devices count (the profile's device filter)
 };
 
-enum class Command { none, run, nccl_audit, report, compare, hostfile, plan_uplink, spec };
+enum class Command { none, run, nccl_audit, report, compare, hostfile, plan_uplink, spec, checks };
+
+// `fabricproof checks`: the check registry as a text list, JSON, or the Markdown tables of the docs.
+enum class ChecksFormat { text, json, markdown_summary, markdown_table };
 
 struct CommandLine {
   Command command = Command::none;
@@ -78,6 +81,7 @@ struct CommandLine {
   CompareOptionsCli compare;
   SpecOptionsCli spec;
   std::string hostfile;  // `fabricproof hostfile FILE`
+  ChecksFormat checks_format = ChecksFormat::text;
   UplinkPlanInput uplink;   // `fabricproof plan-uplink`
   bool uplink_json = false;
   // Set when parsing ended the program: help (exit 0) or an error (exit 2, message names it).

@@ -10,7 +10,7 @@
 
 #include <mpi.h>
 
-#include "core/collective_model.hpp"
+#include "collectives/collective_model.hpp"
 #include "mpi/session.hpp"
 
 namespace fabricproof::collectives {
@@ -30,7 +30,7 @@ class Engine {
   // How run() times its calls, for the report (the small sizes' figures depend on it).
   virtual std::string timing() const = 0;
   virtual bool supports_in_place(CollOp op) const = 0;
-  // Writes this rank's input pattern (core/collective_pattern.hpp) and clears the output.
+  // Writes this rank's input pattern (collectives/collective_data.hpp) and clears the output.
   virtual std::string fill(const CollCall& call) = 0;
   // Runs `calls` calls back to back; *seconds is the time they took on this rank.
   virtual std::string run(const CollCall& call, int calls, double* seconds) = 0;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "collectives/engine.hpp"
-#include "core/collective_pattern.hpp"
+#include "collectives/collective_data.hpp"
 #include "mpi/exchange.hpp"
 
 namespace fabricproof::collectives {

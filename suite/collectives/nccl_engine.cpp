@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "collectives/nccl_library.hpp"
-#include "core/collective_pattern.hpp"
+#include "collectives/collective_data.hpp"
 #include "kernels/collective.hpp"
 #include "mpi/exchange.hpp"
 

@@ -229,4 +229,10 @@ std::optional<double> pcie_usable_gbps(int generation, int lanes) {
   return kUsableGBpsPerLane[generation - 1] * lanes * 8;
 }
 
+std::optional<int> whole_int(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() ? std::optional<int>(value) : std::nullopt;
+}
+
 }  // namespace fabricproof

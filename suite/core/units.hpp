@@ -65,4 +65,7 @@ std::vector<int> parse_cpulist(std::string_view text, int cpu_limit = 65536);
 // Usable PCIe bandwidth in Gb/s for a generation and lane count (about 85% of raw: Gen3 x16
 // ~13.5 GB/s, Gen4 ~27, Gen5 ~54; domain.md).
 std::optional<double> pcie_usable_gbps(int generation, int lanes);
+// A whole decimal int ("106"; no sign of trailing text), else nothing.
+std::optional<int> whole_int(std::string_view text);
+
 }  // namespace fabricproof

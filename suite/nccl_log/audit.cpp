@@ -60,7 +60,7 @@ void check_lines(const LogFacts& facts, std::vector<Finding>& out) {
   if (facts.connections.empty() && facts.nranks == 1) {
     // Every communicator of the log has one rank (nranks is the largest declared): NCCL connects
     // nothing, so there is no transport to show. Not a pass: nothing was checked.
-    out.push_back({"nccl_transport_lines", "log", Verdict::skip, 0, "connection lines ('... via NET/IB/0')", rule_lines,
+    out.push_back({CheckId::nccl_transport_lines, "log", Verdict::skip, 0, "connection lines ('... via NET/IB/0')", rule_lines,
                    "Every communicator in the log has 1 rank, so NCCL opens no connection: run 2 or more ranks to see the transports."});
   } else if (facts.connections.empty()) {
     // With NCCL's warnings in the log, the communicator most likely failed before it connected
@@ -69,7 +69,7 @@ void check_lines(const LogFacts& facts, std::vector<Finding>& out) {
                                  ? std::string("No transport lines in the log: ") + kDebugHint + "."
                                  : "NCCL warned and connected nothing: the communicator most likely failed before it connected; "
                                    "read the nccl_warning findings (and the collectives' error).";
-    out.push_back({"nccl_transport_lines", "log", Verdict::error, 0, "connection lines ('... via NET/IB/0')", rule_lines, hint});
+    out.push_back({CheckId::nccl_transport_lines, "log", Verdict::error, 0, "connection lines ('... via NET/IB/0')", rule_lines, hint});
   }
 }
 
@@ -86,23 +86,23 @@ void check_socket_fallback(const LogFacts& facts, std::vector<Finding>& out) {
     named = true;
     const std::string subject = direction == "receive" ? fmt::format("{} <- {}", who(rank, g.host), who(peer, g.peer_host))
                                                        : fmt::format("{} -> {}", who(rank, g.host), who(peer, g.peer_host));
-    out.push_back({"nccl_socket_fallback", subject, Verdict::fail,
+    out.push_back({CheckId::nccl_socket_fallback, subject, Verdict::fail,
                    {{"transport", transport}, {"channels", g.channels}, {"direction", direction}, {"rank", rank}, {"peer", peer}, {"host", g.host}},
                    "NET/IB (or another RDMA network)", rule_socket, kSocketHint});
   }
   if (!named) {
     if (facts.socket_fallback == true) {
-      out.push_back({"nccl_socket_fallback", "log", Verdict::fail,
+      out.push_back({CheckId::nccl_socket_fallback, "log", Verdict::fail,
                      {{"networks", facts.net.selected}, {"ib_no_device", facts.net.ib_no_device}}, "an RDMA network between nodes",
                      rule_socket, std::string("The multi-node job selected NCCL's socket network. ") + kSocketHint});
     } else if (facts.socket_fallback == false) {
       std::vector<std::string> transports;
       for (const auto& c : facts.connections)
         if (c.transport_class == TransportClass::net && std::find(transports.begin(), transports.end(), c.transport) == transports.end()) transports.push_back(c.transport);
-      out.push_back({"nccl_socket_fallback", "log", Verdict::pass, json{{"net_transports", transports}, {"networks", facts.net.selected}},
+      out.push_back({CheckId::nccl_socket_fallback, "log", Verdict::pass, json{{"net_transports", transports}, {"networks", facts.net.selected}},
                      "no NET/Socket between nodes", rule_socket, ""});
     } else {
-      out.push_back({"nccl_socket_fallback", "log", Verdict::skip, nullptr, "no NET/Socket between nodes", rule_socket,
+      out.push_back({CheckId::nccl_socket_fallback, "log", Verdict::skip, nullptr, "no NET/Socket between nodes", rule_socket,
                      std::string("Undecidable from this log: no inter-node connection lines and no network selection. ") + kDebugHint + "."});
     }
   }
@@ -118,7 +118,7 @@ void check_warnings_and_gdr(const LogFacts& facts, const AuditOptions& options, 
       if (c.transport_class == TransportClass::net && !c.socket() && c.transport.find("GDRDMA") == std::string::npos)
         without[c.rank].push_back(c.transport);
     for (const auto& [rank, transports] : without)
-      out.push_back({"nccl_gdr", fmt::format("rank {}", rank), Verdict::warn, transports.front(), "NET/.../GDRDMA",
+      out.push_back({CheckId::nccl_gdr, fmt::format("rank {}", rank), Verdict::warn, transports.front(), "NET/.../GDRDMA",
                      "RDMA connections use GPUDirect (profile expects it)",
                      "The NIC copies through host memory: load nvidia_peermem or enable DMA-BUF, check NCCL_NET_GDR_LEVEL (PHB) "
                      "and that GPU and NIC share a PCIe switch or host bridge."});
@@ -134,7 +134,7 @@ void check_warnings_and_gdr(const LogFacts& facts, const AuditOptions& options, 
   }
   for (const auto& [message, entry] : warnings) {
     const Warning& w = *entry.second;
-    out.push_back({"nccl_warning", w.host.empty() ? "log" : w.host, Verdict::warn,
+    out.push_back({CheckId::nccl_warning, w.host.empty() ? "log" : w.host, Verdict::warn,
                    {{"message", message}, {"location", w.location}, {"count", entry.first}}, "no NCCL WARN", "NCCL printed no warning",
                    "Read the warning: it usually names the missing library, device or setting."});
   }
@@ -153,7 +153,7 @@ std::vector<Finding> audit(const LogFacts& facts, const AuditOptions& options) {
   if (facts.net.ib_no_device || facts.net.ib_disabled == true) {
     const bool matters = facts.multi_node != false && no_rdma_net;
     const std::string where = facts.net.ib_no_device_hosts.empty() ? std::string("log") : fmt::format("{}", fmt::join(facts.net.ib_no_device_hosts, ", "));
-    out.push_back({"nccl_rdma_device", where, matters ? Verdict::fail : Verdict::warn,
+    out.push_back({CheckId::nccl_rdma_device, where, matters ? Verdict::fail : Verdict::warn,
                    facts.net.ib_no_device ? "NET/IB : No device found" : "NCCL_IB_DISABLE set",
                    "NCCL finds the RDMA devices", "NCCL sees a usable RDMA device (NET/IB)",
                    "NCCL found no usable IB/RoCE device: check /dev/infiniband and ibv_devices where the ranks run, the provider "

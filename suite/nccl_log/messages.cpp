@@ -285,29 +285,52 @@ void Parser::parse_network(std::string_view m, std::string_view host) {
   }
 }
 
+// A WARN line. A retry loop can print one warning millions of times: keep it once, with its count
+// (found without building its strings).
+void Parser::handle_warning(const Segment& seg, size_t process) {
+  const std::string_view m = seg.message;
+  ++facts_.warn_lines;
+  if (auto it = warning_index_.find(std::make_tuple(m, seg.location, seg.host)); it != warning_index_.end()) {
+    ++facts_.warnings[it->second].count;
+    return;
+  }
+  Warning w;
+  w.message = std::string(m);
+  w.location = std::string(seg.location);
+  w.host = std::string(seg.host);
+  if (process != kNone) w.rank = facts_.processes[process].rank ? facts_.processes[process].rank : facts_.processes[process].launcher_rank;
+  w.file = file_;
+  w.line_no = line_no_;
+  if (m.find("Failed to open libibverbs") != std::string_view::npos) libibverbs_missing_ = true;
+  warning_index_.emplace(std::make_tuple(w.message, w.location, w.host), facts_.warnings.size());
+  facts_.warnings.push_back(std::move(w));
+}
+
+// Communicator lines: "comm 0x... rank R nranks N ...", 2.20+ "nRanks N nNodes M", 2.3's
+// "rank R nranks N". Not "... from local rank 0" (proxy lines).
+// ("comm 0x..." up to 2.20, "ncclCommInitRank comm 0x..." / "ncclCommSplit comm ..." later.)
+bool Parser::handle_communicator(std::string_view m, size_t process) {
+  const bool comm_line = starts_with(m, "comm 0x") || starts_with(m, "rank ") || (starts_with(m, "nccl") && m.find(" comm 0x") != std::string_view::npos);
+  if (!comm_line || m.find("local rank") != std::string_view::npos) return false;
+  repeat_safe_ = false;  // a process's last communicator sets its nranks and nnodes
+  auto [rank, nranks, nRanks, nodes] = comm_numbers(m);
+  if (!nranks) nranks = nRanks;
+  if (rank) note_rank(process, *rank);
+  if (nranks) {
+    facts_.nranks = std::max(facts_.nranks.value_or(0), *nranks);
+    if (process != kNone) facts_.processes[process].nranks = nranks;
+  }
+  if (nodes) {
+    nnodes_ = std::max(nnodes_.value_or(0), *nodes);
+    if (process != kNone) facts_.processes[process].nnodes = nodes;
+  }
+  return true;
+}
+
 void Parser::handle(const Segment& seg, size_t process) {
   const std::string_view m = seg.message;
   if (m.empty()) return;
-  if (seg.level == Level::warn) {
-    ++facts_.warn_lines;
-    // A retry loop can print one warning millions of times: keep it once, with its count (found
-    // without building its strings).
-    if (auto it = warning_index_.find(std::make_tuple(m, seg.location, seg.host)); it != warning_index_.end()) {
-      ++facts_.warnings[it->second].count;
-      return;
-    }
-    Warning w;
-    w.message = std::string(m);
-    w.location = std::string(seg.location);
-    w.host = std::string(seg.host);
-    if (process != kNone) w.rank = facts_.processes[process].rank ? facts_.processes[process].rank : facts_.processes[process].launcher_rank;
-    w.file = file_;
-    w.line_no = line_no_;
-    if (m.find("Failed to open libibverbs") != std::string_view::npos) libibverbs_missing_ = true;
-    warning_index_.emplace(std::make_tuple(w.message, w.location, w.host), facts_.warnings.size());
-    facts_.warnings.push_back(std::move(w));
-    return;
-  }
+  if (seg.level == Level::warn) return handle_warning(seg, process);
   ++facts_.info_lines;
   last_connection_ = kNone;
   repeat_safe_ = true;
@@ -341,25 +364,7 @@ void Parser::handle(const Segment& seg, size_t process) {
     if (auto r = trees_rank(m)) note_rank(process, *r);
     return;
   }
-  // Communicator lines: "comm 0x... rank R nranks N ...", 2.20+ "nRanks N nNodes M", 2.3's
-  // "rank R nranks N". Not "... from local rank 0" (proxy lines).
-  // ("comm 0x..." up to 2.20, "ncclCommInitRank comm 0x..." / "ncclCommSplit comm ..." later.)
-  const bool comm_line = starts_with(m, "comm 0x") || starts_with(m, "rank ") || (starts_with(m, "nccl") && m.find(" comm 0x") != std::string_view::npos);
-  if (comm_line && m.find("local rank") == std::string_view::npos) {
-    repeat_safe_ = false;  // a process's last communicator sets its nranks and nnodes
-    auto [rank, nranks, nRanks, nodes] = comm_numbers(m);
-    if (!nranks) nranks = nRanks;
-    if (rank) note_rank(process, *rank);
-    if (nranks) {
-      facts_.nranks = std::max(facts_.nranks.value_or(0), *nranks);
-      if (process != kNone) facts_.processes[process].nranks = nranks;
-    }
-    if (nodes) {
-      nnodes_ = std::max(nnodes_.value_or(0), *nodes);
-      if (process != kNone) facts_.processes[process].nnodes = nodes;
-    }
-    return;
-  }
+  if (handle_communicator(m, process)) return;
   parse_network(m, seg.host);
 }
 

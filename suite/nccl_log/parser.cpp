@@ -67,6 +67,23 @@ size_t Parser::process_for(const Segment& seg, std::optional<int> prefix_rank, b
   return index;
 }
 
+// The header of a one-message INFO line, cached so that the next line with the same header is
+// read without scanning it again.
+void Parser::remember_header(std::string_view line, const Segment& seg, size_t process, HeaderSlot* header_to_fill) {
+  const std::string_view header = line.substr(0, static_cast<size_t>(seg.message.data() - line.data()));
+  // seg.host is a view into the line (read_header cuts it from there), inside the header.
+  const size_t host_at = seg.host.empty() ? 0 : static_cast<size_t>(seg.host.data() - line.data());
+  HeaderSlot& slot = header_to_fill ? *header_to_fill : header_slot(header);
+  if (host_at + seg.host.size() <= header.size() && slot.bytes.assign(header)) {
+    slot.process = process;
+    slot.host_at = static_cast<uint16_t>(host_at);
+    slot.host_size = static_cast<uint16_t>(seg.host.size());
+    slot.has_host = seg.has_host;
+    slot.pid = seg.pid;
+    slot.cuda_dev = seg.cuda_dev;
+  }
+}
+
 void Parser::add_line(std::string_view line, bool complete, const LineScan* scan) {
   ++line_no_;
   ++facts_.lines;
@@ -108,18 +125,7 @@ void Parser::add_line(std::string_view line, bool complete, const LineScan* scan
     const auto& seg = segments[i];
     const size_t process = i == 0 ? process_for(seg, prefix_rank, true) : process_for(seg, std::nullopt, false);
     if (segments.size() == 1 && seg.level == Level::info && process != kNone && !seg.message.empty()) {
-      const std::string_view header = line.substr(0, static_cast<size_t>(seg.message.data() - line.data()));
-      // seg.host is a view into the line (read_header cuts it from there), inside the header.
-      const size_t host_at = seg.host.empty() ? 0 : static_cast<size_t>(seg.host.data() - line.data());
-      HeaderSlot& slot = header_to_fill ? *header_to_fill : header_slot(header);
-      if (host_at + seg.host.size() <= header.size() && slot.bytes.assign(header)) {
-        slot.process = process;
-        slot.host_at = static_cast<uint16_t>(host_at);
-        slot.host_size = static_cast<uint16_t>(seg.host.size());
-        slot.has_host = seg.has_host;
-        slot.pid = seg.pid;
-        slot.cuda_dev = seg.cuda_dev;
-      }
+      remember_header(line, seg, process, header_to_fill);
       handle(seg, process);
       remember_line(line_slot, line);
       return;

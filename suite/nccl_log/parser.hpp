@@ -67,7 +67,10 @@ class alignas(64) Parser {
   // `header`: for `one_anchor`, the header's slot, to be filled once the header is read.
   Cached add_from_caches(std::string_view line, const Anchor& anchor, LineAnchors& more, LineSlot*& line_slot, HeaderSlot*& header);
   size_t process_for(const Segment& seg, std::optional<int> prefix_rank, bool starts_line);
+  void remember_header(std::string_view line, const Segment& seg, size_t process, HeaderSlot* header_to_fill);
   void handle(const Segment& seg, size_t process);
+  void handle_warning(const Segment& seg, size_t process);
+  bool handle_communicator(std::string_view message, size_t process);  // true when the line was one
   bool parse_connection(std::string_view message, size_t process);
   void parse_network(std::string_view message, std::string_view host);
   void note_rank(size_t process, int rank);

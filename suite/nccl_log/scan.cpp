@@ -38,6 +38,30 @@ void find_anchors(std::string_view line, std::vector<Anchor>& anchors) {
   for (size_t from = 0; next_anchor(line, from, a);) anchors.push_back(a);
 }
 
+// "host:pid:tid" ending at `j`: the host and pid into `seg`. Where the host starts, or npos.
+inline size_t read_host_pid(std::string_view line, size_t j, Segment& seg) {
+  size_t k = j;
+  while (k > 0 && is_digit(line[k - 1])) --k;
+  if (k == j || k == 0 || line[k - 1] != ':') return std::string_view::npos;
+  const size_t p = k - 1;
+  size_t q = p;
+  while (q > 0 && is_digit(line[q - 1])) --q;
+  if (q == p || q == 0 || line[q - 1] != ':') return std::string_view::npos;
+  set_digits(seg.pid, line.substr(q, p - q));
+  const size_t h = q - 1;
+  size_t hs = h;
+  const size_t stop = h > kMaxHost ? h - kMaxHost : 0;
+  while (hs > stop && is_host_char(line[hs - 1])) --hs;
+  std::string_view host = line.substr(hs, h - hs);
+  // Glued to the previous process's header ("...:166015g183:1612..."): its tid digits ran into
+  // this host name.
+  if (hs > 0 && line[hs - 1] == ':')
+    while (!host.empty() && is_digit(host.front())) host.remove_prefix(1);
+  seg.host = host;
+  seg.has_host = true;
+  return hs;
+}
+
 // Reads the header backwards from the anchor. Returns where the header starts.
 size_t read_header(std::string_view line, size_t anchor, Level level, Segment& seg) {
   size_t j = anchor;
@@ -64,43 +88,18 @@ size_t read_header(std::string_view line, size_t anchor, Level level, Segment& s
       skip_space();
     }
   }
-  const size_t before_ids = j;
-  // "host:pid:tid"
-  size_t k = j;
-  while (k > 0 && is_digit(line[k - 1])) --k;
-  if (k < j && k > 0 && line[k - 1] == ':') {
-    const size_t tid_start = k;
-    size_t p = k - 1;
-    size_t q = p;
-    while (q > 0 && is_digit(line[q - 1])) --q;
-    if (q < p && q > 0 && line[q - 1] == ':') {
-      set_digits(seg.pid, line.substr(q, p - q));
-      size_t h = q - 1;
-      size_t hs = h;
-      const size_t stop = h > kMaxHost ? h - kMaxHost : 0;
-      while (hs > stop && is_host_char(line[hs - 1])) --hs;
-      std::string_view host = line.substr(hs, h - hs);
-      // Glued to the previous process's header ("...:166015g183:1612..."): its tid digits ran into
-      // this host name.
-      if (hs > 0 && line[hs - 1] == ':')
-        while (!host.empty() && is_digit(host.front())) host.remove_prefix(1);
-      seg.host = host;
-      seg.has_host = true;
-      (void)tid_start;
-      return hs;
-    }
-  }
+  if (const size_t host_start = read_host_pid(line, j, seg); host_start != std::string_view::npos) return host_start;
   // No pid:tid (2.26+ WARN lines, edited pastes): "host [dev]".
   if (level == Level::warn) {
-    size_t hs = before_ids;
+    size_t hs = j;
     while (hs > 0 && is_host_char(line[hs - 1])) --hs;
-    if (hs < before_ids && (hs == 0 || line[hs - 1] == ' ') && !is_digit(line[hs])) {
-      seg.host = line.substr(hs, before_ids - hs);
+    if (hs < j && (hs == 0 || line[hs - 1] == ' ') && !is_digit(line[hs])) {
+      seg.host = line.substr(hs, j - hs);
       seg.has_host = true;
       return hs;
     }
   }
-  return before_ids;
+  return j;
 }
 
 }  // namespace

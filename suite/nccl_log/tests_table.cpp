@@ -229,35 +229,28 @@ TestsTable& TestsTableParser::ensure() {
   return *table_;
 }
 
-void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
-  std::string_view s = trim(line);
-  if (s.empty()) return;
-  // Only comment/summary lines, rows (a size first) and command lines matter.
-  const char first = s.front();
-  if (first != '#' && !(first >= '0' && first <= '9') && first != 'O' && first != 'A' && first != 's' &&
-      (!test_.empty() || s.find("_perf") == std::string_view::npos))  // once the test is named, "_perf" changes nothing
-    return;
-  // The command line names the test: "./build/all_reduce_perf -b 8 -e 8G -g 8".
-  if (size_t p; test_.empty() && (p = s.find("_perf")) != std::string_view::npos) {
-    size_t start = s.rfind('/', p);
-    start = start == std::string_view::npos ? s.rfind(' ', p) : start;
-    start = start == std::string_view::npos ? 0 : start + 1;
-    test_ = std::string(s.substr(start, p + 5 - start));
-    if (auto g = s.find(" -g "); g != std::string_view::npos) {
-      std::string_view rest = s.substr(g + 4);
-      gpus_per_process_ = to_int(rest.substr(0, rest.find(' ')));
-    }
-    if (table_) table_->test = test_;
+// The command line names the test: "./build/all_reduce_perf -b 8 -e 8G -g 8".
+void TestsTableParser::note_command_line(std::string_view s, size_t perf) {
+  size_t start = s.rfind('/', perf);
+  start = start == std::string_view::npos ? s.rfind(' ', perf) : start;
+  start = start == std::string_view::npos ? 0 : start + 1;
+  test_ = std::string(s.substr(start, perf + 5 - start));
+  if (auto g = s.find(" -g "); g != std::string_view::npos) {
+    std::string_view rest = s.substr(g + 4);
+    gpus_per_process_ = to_int(rest.substr(0, rest.find(' ')));
   }
-  const bool comment = s.front() == '#';
-  std::string_view body = comment ? trim(s.substr(1)) : s;
+  if (table_) table_->test = test_;
+}
+
+// The lines around the rows: rank lines, the column header, the summary. True when `body` was one.
+bool TestsTableParser::read_annotation(std::string_view body) {
   if (starts_with(body, "Rank ")) {  // "#  Rank  3 Group  0 Pid ... on host device 3 [0x..] name"
     std::string_view rest = trim(body.substr(5));
     if (auto r = to_int(rest.substr(0, rest.find(' ')))) {
       ranks_.insert(*r);
       if (table_) table_->nranks = static_cast<int>(ranks_.size());
     }
-    return;
+    return true;
   }
   if (starts_with(body, "size ") || starts_with(body, "size\t")) {  // the column header
     Fields words;
@@ -267,7 +260,7 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
     has_root_ = has("root");
     wrong_column_ = has("#wrong") ? "#wrong" : "error";
     if (table_) table_->wrong_column = wrong_column_;
-    return;
+    return true;
   }
   if (starts_with(body, "Out of bounds values")) {
     const size_t colon = body.find(':');
@@ -275,15 +268,18 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
       std::string_view v = trim(body.substr(colon + 1));
       ensure().out_of_bounds = to_int(v.substr(0, v.find(' ')));
     }
-    return;
+    return true;
   }
   if (starts_with(body, "Avg bus bandwidth")) {
     const size_t colon = body.find(':');
     if (colon != std::string_view::npos) ensure().avg_bus_bandwidth_GBps = number(trim(body.substr(colon + 1)));
-    return;
+    return true;
   }
-  if (comment) return;
-  // One row object, reused: most rows of a huge log are counted, not kept (nor their values read).
+  return false;
+}
+
+// One row object, reused: most rows of a huge log are counted, not kept (nor their values read).
+void TestsTableParser::add_row(std::string_view s, uint64_t line_no) {
   const bool keep = !table_ || table_->rows.size() < kMaxTestsRows;
   const RowStatus status = read_tests_row(s, has_redop_, has_root_, keep ? &row_ : nullptr);
   if (status == RowStatus::row) {
@@ -303,6 +299,20 @@ void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
   } else if (status == RowStatus::partial && ensure().partial_row_lines.size() < kMaxTestsRows) {
     ensure().partial_row_lines.push_back(line_no);
   }
+}
+
+void TestsTableParser::add_line(std::string_view line, uint64_t line_no) {
+  std::string_view s = trim(line);
+  if (s.empty()) return;
+  // Only comment/summary lines, rows (a size first) and command lines matter.
+  const char first = s.front();
+  if (first != '#' && !(first >= '0' && first <= '9') && first != 'O' && first != 'A' && first != 's' &&
+      (!test_.empty() || s.find("_perf") == std::string_view::npos))  // once the test is named, "_perf" changes nothing
+    return;
+  if (size_t p; test_.empty() && (p = s.find("_perf")) != std::string_view::npos) note_command_line(s, p);
+  const bool comment = s.front() == '#';
+  if (read_annotation(comment ? trim(s.substr(1)) : s) || comment) return;
+  add_row(s, line_no);
 }
 
 // As one pass would have left it: the first command line names the test, the last column header

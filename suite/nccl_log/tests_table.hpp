@@ -24,6 +24,9 @@ class TestsTableParser {
 
  private:
   TestsTable& ensure();
+  void note_command_line(std::string_view line, size_t perf);
+  bool read_annotation(std::string_view body);
+  void add_row(std::string_view line, uint64_t line_no);
   std::string file_;
   std::optional<TestsTable> table_;
   std::set<int> ranks_;

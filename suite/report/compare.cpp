@@ -4,9 +4,9 @@
 
 #include <map>
 
-#include "core/collective_model.hpp"
+#include "collectives/collective_model.hpp"
 #include "core/units.hpp"
-#include "core/verbs_model.hpp"
+#include "verbs/verbs_model.hpp"
 
 namespace fabricproof {
 namespace {
@@ -29,7 +29,7 @@ void compare_nodes(const Report& base, const Report& next, std::vector<Finding>&
   for (const auto& n : next.nodes) now[n.host] = &n;
   for (const auto& b : base.nodes) {
     auto it = now.find(b.host);
-    out.push_back({"compare_node", b.host, it == now.end() ? Verdict::fail : Verdict::pass, json{{"present", it != now.end()}},
+    out.push_back({CheckId::compare_node, b.host, it == now.end() ? Verdict::fail : Verdict::pass, json{{"present", it != now.end()}},
                    json{{"present", true}}, "compare_node: every baseline node is in the new report",
                    it == now.end() ? "The node did not take part: check the hostfile and that it is up." : ""});
     if (it == now.end()) continue;
@@ -38,24 +38,24 @@ void compare_nodes(const Report& base, const Report& next, std::vector<Finding>&
       const std::string subject = fmt::format("{} {} {}", b.host, old_id["kind"].get<std::string>(), slot);
       auto found = new_parts.find(slot);
       if (found == new_parts.end()) {
-        out.push_back({"compare_component", subject, Verdict::fail, json{{"old", old_id}, {"new", nullptr}}, json{{"present", true}},
+        out.push_back({CheckId::compare_component, subject, Verdict::fail, json{{"old", old_id}, {"new", nullptr}}, json{{"present", true}},
                        "compare_component: every baseline component is still in its slot", "The component is gone: reseat it or check its driver."});
       } else if (found->second != old_id) {
-        out.push_back({"compare_component", subject, Verdict::warn, json{{"old", old_id}, {"new", found->second}}, json{{"same_as_baseline", true}},
+        out.push_back({CheckId::compare_component, subject, Verdict::warn, json{{"old", old_id}, {"new", found->second}}, json{{"same_as_baseline", true}},
                        "compare_component: the component in this slot is the baseline's (a change is expected after a swap)",
                        "Changed component: confirm it is the intended replacement; its figures are compared below."});
       }
     }
     for (const auto& [slot, new_id] : new_parts)
       if (!old_parts.count(slot))
-        out.push_back({"compare_component", fmt::format("{} {} {}", b.host, new_id["kind"].get<std::string>(), slot), Verdict::warn,
+        out.push_back({CheckId::compare_component, fmt::format("{} {} {}", b.host, new_id["kind"].get<std::string>(), slot), Verdict::warn,
                        json{{"old", nullptr}, {"new", new_id}}, json{{"present_in_baseline", true}}, "compare_component: no component was added", ""});
   }
   for (const auto& n : next.nodes) {
     bool known = false;
     for (const auto& b : base.nodes) known |= b.host == n.host;
     if (!known)
-      out.push_back({"compare_node", n.host, Verdict::warn, json{{"in_baseline", false}}, json{{"in_baseline", true}}, "compare_node: no node was added", ""});
+      out.push_back({CheckId::compare_node, n.host, Verdict::warn, json{{"in_baseline", false}}, json{{"in_baseline", true}}, "compare_node: no node was added", ""});
   }
 }
 
@@ -88,14 +88,14 @@ std::map<std::string, double> busbw_figures(const Report& r) {
   return out;
 }
 
-Finding figure_finding(const char* id, const std::string& subject, double old_value, double new_value, bool higher_better, double regression,
+Finding figure_finding(CheckId id, const std::string& subject, double old_value, double new_value, bool higher_better, double regression,
                        const char* unit) {
   const double change = old_value != 0 ? new_value / old_value - 1 : 0;
   const bool worse = higher_better ? change < -regression : change > regression;
   return {id, subject, worse ? Verdict::fail : Verdict::pass,
           json{{"baseline", old_value}, {"new", new_value}, {"change", change}, {"unit", unit}},
           json{{"regression_at_most", regression}},
-          fmt::format("{}: the new figure is not {} than the baseline by more than {:.0f}% (compare.regression)", id,
+          fmt::format("{}: the new figure is not {} than the baseline by more than {:.0f}% (compare.regression)", check_of(id).name,
                       higher_better ? "lower" : "higher", regression * 100),
           worse ? "Regression after the change: compare the components listed by compare_component, then rerun the pair "
                   "isolated (--verbs-mode isolated) to tell a bad link from contention."
@@ -111,16 +111,16 @@ std::vector<Finding> compare_reports(const Report& baseline, const Report& next,
   for (const auto& [key, old_figure] : old_verbs) {
     auto it = new_verbs.find(key);
     if (it == new_verbs.end()) {
-      out.push_back({"compare_verbs", key, Verdict::warn, json{{"baseline", old_figure.first}, {"new", nullptr}}, json{{"measured", true}},
+      out.push_back({CheckId::compare_verbs, key, Verdict::warn, json{{"baseline", old_figure.first}, {"new", nullptr}}, json{{"measured", true}},
                      "compare_verbs: every baseline measurement is measured again", "Not measured in the new run: see its verbs section for the reason."});
       continue;
     }
-    out.push_back(figure_finding("compare_verbs", key, old_figure.first, it->second.first, old_figure.second, regression,
+    out.push_back(figure_finding(CheckId::compare_verbs, key, old_figure.first, it->second.first, old_figure.second, regression,
                                  old_figure.second ? "Gb/s" : "us"));
   }
   const auto old_busbw = busbw_figures(baseline), new_busbw = busbw_figures(next);
   for (const auto& [key, value] : old_busbw)
-    if (auto it = new_busbw.find(key); it != new_busbw.end()) out.push_back(figure_finding("compare_busbw", key, value, it->second, true, regression, "GB/s"));
+    if (auto it = new_busbw.find(key); it != new_busbw.end()) out.push_back(figure_finding(CheckId::compare_busbw, key, value, it->second, true, regression, "GB/s"));
   return out;
 }
 

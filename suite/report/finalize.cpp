@@ -135,7 +135,7 @@ bool finalize_report(Report& report, const std::string& launcher_status, const s
     if (loss.not_started) {
       const std::string host = loss.host.empty() ? "a host" : loss.host;
       if (not_started.empty()) not_started = host + ": " + loss.what;
-      report.findings.push_back({"launch_failed", host, Verdict::error, {{"host", loss.host}, {"launcher", loss.what}},
+      report.findings.push_back({CheckId::launch_failed, host, Verdict::error, {{"host", loss.host}, {"launcher", loss.what}},
                                  "the job starts on every host", "the launcher starts a rank on every host of the hostfile",
                                  "The job could not start on " + host + ": " + loss.what +
                                      ". Check the hostfile's name for it, DNS (getent hosts), ssh from the launch node, and the binary's path there."});
@@ -144,7 +144,7 @@ bool finalize_report(Report& report, const std::string& launcher_status, const s
     const bool node = loss.rank < 0;
     const std::string subject = node ? "node " + (loss.host.empty() ? std::string("unknown") : loss.host)
                                      : fmt::format("rank {} ({})", loss.rank, loss.host.empty() ? "host unknown" : loss.host);
-    report.findings.push_back({node ? "node_lost" : "rank_lost", subject, Verdict::error,
+    report.findings.push_back({node ? CheckId::node_lost : CheckId::rank_lost, subject, Verdict::error,
                                {{"rank", loss.rank}, {"host", loss.host}, {"launcher", loss.what}, {"phase", where.phase}, {"step", where.step}},
                                "every rank answers until the run ends",
                                "the launcher reports no lost rank or node",
@@ -154,7 +154,7 @@ bool finalize_report(Report& report, const std::string& launcher_status, const s
   }
   nlohmann::json measured = {{"launcher", launcher_status}, {"in_flight", step}, {"since", where.since}};
   if (!not_started.empty()) measured["could_not_start"] = not_started;
-  report.findings.push_back({"run_incomplete", "run", Verdict::error, measured, "a finished run",
+  report.findings.push_back({CheckId::run_incomplete, "run", Verdict::error, measured, "a finished run",
                              "a report is final only when the run wrote its last verdict",
                              not_started.empty() ? "The run ended before it finished (" + launcher_status + "), during " + step +
                                                        ". The results before that step are kept; rerun to get a verdict."

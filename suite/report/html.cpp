@@ -81,7 +81,7 @@ std::string findings_table(const std::vector<const Finding*>& rows, const char* 
                               id);
   for (const auto* f : rows)
     h += fmt::format("<tr class=\"finding\"><td data-sort=\"{}\">{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                     static_cast<int>(f->verdict), tag(f->verdict), esc(f->id), esc(f->subject), esc(compact(f->measured)),
+                     static_cast<int>(f->verdict), tag(f->verdict), esc(f->id), esc(f->subject.text()), esc(compact(f->measured)),
                      esc(compact(f->expected)), esc(f->rule), esc(f->hint));
   return h + "</tbody></table>\n";
 }
@@ -402,7 +402,7 @@ std::string triage_section(const Report& r) {
     constexpr size_t kShown = 5;  // the rest are in the findings table
     for (size_t i = 0; i < s.findings.size() && i < kShown; ++i) {
       const auto* f = s.findings[i];
-      h += fmt::format("<li>{} <code>{}</code> {}{}</li>", tag(f->verdict), esc(f->id), esc(f->subject), f->hint.empty() ? "" : ": " + esc(f->hint));
+      h += fmt::format("<li>{} <code>{}</code> {}{}</li>", tag(f->verdict), esc(f->id), esc(f->subject.text()), f->hint.empty() ? "" : ": " + esc(f->hint));
     }
     if (s.findings.size() > kShown) h += fmt::format("<li class=\"muted\">and {} more in the findings table</li>", s.findings.size() - kShown);
     h += "</ul></div>\n";

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "core/collective_model.hpp"
+#include "collectives/collective_model.hpp"
 #include "core/finding.hpp"
-#include "core/gpudirect_rules.hpp"
-#include "core/inventory.hpp"
+#include "gpudirect/gpudirect_rules.hpp"
+#include "inventory/inventory.hpp"
 #include "core/launch.hpp"
-#include "core/uplink_model.hpp"
-#include "core/verbs_model.hpp"
+#include "uplink/uplink_model.hpp"
+#include "verbs/verbs_model.hpp"
 #include "nccl_log/audit.hpp"
 
 namespace fabricproof {

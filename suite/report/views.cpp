@@ -5,14 +5,13 @@
 #include <algorithm>
 #include <map>
 
-#include "core/collective_rules.hpp"
+#include "collectives/collective_rules.hpp"
 #include "core/hints.hpp"
 
 namespace fabricproof::view {
 namespace {
 
 
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 // Title and advice of each step of the seed's order (TriageStep), for people.
 struct StepText {
@@ -36,37 +35,12 @@ const std::vector<StepText>& step_texts() {
   return texts;
 }
 
-// "a -> b (test)" or "a <-> b (test)": the two labels and the test, for marking matrix cells.
-struct PairSubject {
-  std::string a, b, test;
-  bool both_ways = false;
-};
-std::optional<PairSubject> pair_subject(const std::string& subject) {
-  PairSubject p;
-  std::string rest = subject;
-  if (auto open = rest.rfind(" ("); open != std::string::npos && rest.back() == ')') {
-    p.test = rest.substr(open + 2, rest.size() - open - 3);
-    rest.resize(open);
-  }
-  auto arrow = rest.find(" <-> ");
-  size_t width = 5;
-  p.both_ways = arrow != std::string::npos;
-  if (!p.both_ways) {
-    arrow = rest.find(" -> ");
-    width = 4;
-  }
-  if (arrow == std::string::npos) return std::nullopt;
-  p.a = rest.substr(0, arrow);
-  p.b = rest.substr(arrow + width);
-  return p;
-}
-
-Matrix matrix_from(const VerbsSection& section, const std::string& test, const std::string& title_prefix, const char* finding_prefix,
+Matrix matrix_from(const VerbsSection& section, const std::string& test, const std::string& title_prefix, Domain domain,
                    const std::vector<Finding>& findings) {
   const VerbsMatrix vm = verbs_matrix(section, test);
   Matrix m;
   m.test = test;
-  m.lower_is_better = contains(test, "lat");
+  m.lower_is_better = verbs_test_type(test).latency;
   m.title = fmt::format("{}{} ({})", title_prefix, test, vm.unit);
   m.labels = vm.labels;
   std::map<std::string, size_t> index;
@@ -77,13 +51,14 @@ Matrix matrix_from(const VerbsSection& section, const std::string& test, const s
     m.cells.push_back(cells);
   }
   for (const auto& f : findings) {
-    if (f.verdict < Verdict::warn || f.id.rfind(finding_prefix, 0) != 0) continue;
-    const auto p = pair_subject(f.subject);
-    if (!p || (!p->test.empty() && p->test != test)) continue;
-    auto a = index.find(p->a), b = index.find(p->b);
+    const Check* check = find_check(f.id);
+    if (f.verdict < Verdict::warn || !check || check->domain != domain) continue;
+    const Subject& p = f.subject;
+    if (p.kind != Subject::Kind::pair || (!p.test.empty() && p.test != test)) continue;
+    auto a = index.find(p.name), b = index.find(p.peer);
     if (a == index.end() || b == index.end()) continue;
     m.cells[a->second][b->second].flagged = true;
-    if (p->both_ways) m.cells[b->second][a->second].flagged = true;
+    if (p.both_ways) m.cells[b->second][a->second].flagged = true;
   }
   return m;
 }
@@ -131,11 +106,11 @@ std::vector<Matrix> matrices(const Report& report) {
   std::vector<Matrix> out;
   if (report.verbs)
     for (const char* test : {"write_bw", "write_bw_bidir", "send_bw", "write_lat"})
-      if (has_test(*report.verbs, test)) out.push_back(matrix_from(*report.verbs, test, "", "verbs_", report.findings));
+      if (has_test(*report.verbs, test)) out.push_back(matrix_from(*report.verbs, test, "", Domain::verbs, report.findings));
   if (report.gpudirect)
     for (const auto& [memory, section] : {std::pair{"host", &report.gpudirect->host}, std::pair{"gpu", &report.gpudirect->gpu}})
       if (has_test(*section, "write_bw"))
-        out.push_back(matrix_from(*section, "write_bw", fmt::format("GPUDirect, {} memory: ", memory), "gpudirect_", report.findings));
+        out.push_back(matrix_from(*section, "write_bw", fmt::format("GPUDirect, {} memory: ", memory), Domain::gpudirect, report.findings));
   return out;
 }
 

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "core/uplink_model.hpp"
+#include "uplink/uplink_model.hpp"
 #include "report/report.hpp"
 
 namespace fabricproof::view {

@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "core/uplink_rules.hpp"
+#include "uplink/uplink_rules.hpp"
 #include "core/units.hpp"
 
 namespace fabricproof {
@@ -17,8 +17,8 @@ using nlohmann::json;
 
 const char* const kRule = "what the cluster spec declares is found and measured (run --spec)";
 
-Finding spec_finding(const char* id, const std::string& subject, bool ok, json measured, json expected, const std::string& hint) {
-  return Finding(id, subject, ok ? Verdict::pass : Verdict::fail, std::move(measured), std::move(expected), kRule, ok ? "" : hint);
+Finding spec_finding(CheckId id, Subject subject, bool ok, json measured, json expected, const std::string& hint) {
+  return Finding(id, std::move(subject), ok ? Verdict::pass : Verdict::fail, std::move(measured), std::move(expected), kRule, ok ? "" : hint);
 }
 
 const PhaseRecord* phase_of(const Report& r, const std::string& name) {
@@ -51,7 +51,7 @@ void check_nodes(const ClusterSpec& spec, const Report& r, std::vector<Finding>&
   if (!missing.empty()) measured["missing"] = missing;
   if (!extra.empty()) measured["not_in_spec"] = extra;
   if (!r.missing_ranks.empty()) measured["ranks_not_answering"] = r.missing_ranks;
-  out.push_back(spec_finding("spec_nodes", "cluster", ok, measured, spec.hosts.empty() ? json(expected) : json(spec.hosts),
+  out.push_back(spec_finding(CheckId::spec_nodes, "cluster", ok, measured, spec.hosts.empty() ? json(expected) : json(spec.hosts),
                              fmt::format("The spec declares {} node(s){}; every phase of this run is missing them. Check the hostfile "
                                          "(or the Slurm allocation), that each node answers ssh, and rerun with all of them.",
                                          expected, missing.empty() ? "" : fmt::format(" and {} did not take part", fmt::join(missing, ", ")))));
@@ -60,7 +60,7 @@ void check_nodes(const ClusterSpec& spec, const Report& r, std::vector<Finding>&
 void check_phases(const ClusterSpec& spec, const Report& r, std::vector<Finding>& out) {
   for (const auto& name : spec_required_phases(spec)) {
     const std::string why = why_not_run(r, name);
-    out.push_back(spec_finding("spec_phase", name, why.empty(), why.empty() ? json("ran") : json(why), "ran",
+    out.push_back(spec_finding(CheckId::spec_phase, name, why.empty(), why.empty() ? json("ran") : json(why), "ran",
                                "The spec needs this phase measured: " + why + ". Select it (--phases) and give it what it needs."));
   }
 }
@@ -72,7 +72,7 @@ void check_gpus(const GpuSpec& want, const NodeFacts& n, std::vector<Finding>& o
   const bool count_ok = static_cast<int>(names.size()) == want.count;
   const bool model_ok = want.model.empty() ||
                         std::all_of(names.begin(), names.end(), [&](const std::string& name) { return name.find(want.model) != std::string::npos; });
-  out.push_back(spec_finding("spec_gpus", n.host, count_ok && model_ok, {{"count", names.size()}, {"models", names}},
+  out.push_back(spec_finding(CheckId::spec_gpus, n.host, count_ok && model_ok, {{"count", names.size()}, {"models", names}},
                              {{"count", want.count}, {"model", want.model}},
                              "GPUs visible to CUDA differ from the spec: check nvidia-smi, the driver, dmesg for Xid or fallen-off-the-bus errors."));
 }
@@ -82,7 +82,7 @@ void check_rdma(const RdmaSpec& want, const NodeFacts& n, const Profile& profile
   std::vector<const RdmaDevice*> devices;
   for (const auto& d : n.rdma_devices)
     if (profile.includes_device(d.name)) devices.push_back(&d);
-  out.push_back(spec_finding("spec_rdma_count", n.host, static_cast<int>(devices.size()) == want.count, devices.size(), want.count,
+  out.push_back(spec_finding(CheckId::spec_rdma_count, n.host, static_cast<int>(devices.size()) == want.count, devices.size(), want.count,
                              "RDMA devices missing against the spec: check lspci for the cards, dmesg for mlx5_core errors, and the driver."));
   for (const auto* d : devices) {
     std::vector<std::string> wrong;
@@ -106,7 +106,7 @@ void check_rdma(const RdmaSpec& want, const NodeFacts& n, const Profile& profile
       if (!value.empty()) expected[key] = value;
     if (want.rate_gbps) expected["rate_gbps"] = *want.rate_gbps;
     if (want.active_mtu) expected["active_mtu"] = *want.active_mtu;
-    out.push_back(spec_finding("spec_rdma_device", n.host + "/" + d->name, wrong.empty(), wrong.empty() ? json("as declared") : json(wrong),
+    out.push_back(spec_finding(CheckId::spec_rdma_device, n.host + "/" + d->name, wrong.empty(), wrong.empty() ? json("as declared") : json(wrong),
                                expected, "This HCA is not what was ordered: " + fmt::format("{}", fmt::join(wrong, "; ")) + "."));
   }
 }
@@ -115,7 +115,7 @@ void check_rails(const ClusterSpec& spec, const NodeFacts& n, std::vector<Findin
   for (const auto& rail : spec.rails) {
     const bool hca = std::any_of(n.rdma_devices.begin(), n.rdma_devices.end(), [&](const RdmaDevice& d) { return d.name == rail.hca; });
     const bool gpu = std::any_of(n.gpus.begin(), n.gpus.end(), [&](const GpuFacts& g) { return g.index == rail.gpu; });
-    out.push_back(spec_finding("spec_rail", fmt::format("{}/{} (GPU {})", n.host, rail.hca, rail.gpu), hca && gpu,
+    out.push_back(spec_finding(CheckId::spec_rail, fmt::format("{}/{} (GPU {})", n.host, rail.hca, rail.gpu), hca && gpu,
                                {{"hca_found", hca}, {"gpu_found", gpu}}, {{"hca", rail.hca}, {"gpu", rail.gpu}},
                                "A rail of the spec has no HCA or no GPU on this node: check the device names (ibv_devices) and CUDA ordinals."));
   }
@@ -167,14 +167,14 @@ void check_verbs_coverage(const ClusterSpec& spec, const Report& r, const Profil
     for (size_t j = i + 1; j < hosts.size(); ++j)
       for (const auto& device : devices) {
         const auto c = pair_coverage(v, hosts[i], hosts[j], device);
-        const std::string subject = fmt::format("{}/{} <-> {}/{}", hosts[i], device, hosts[j], device);
+        const auto subject = Subject::pair(hosts[i] + "/" + device, hosts[j] + "/" + device, "", true);
         const auto floor = spec.floors.verbs_write_bw_gbps;
         const double least = c.gbps.empty() ? 0 : *std::min_element(c.gbps.begin(), c.gbps.end());
         if (!c.missing.empty() || c.gbps.size() < 2)
-          out.push_back(spec_finding("spec_verbs_pair", subject, false, "not measured: " + c.missing, "write_bw measured both ways",
+          out.push_back(spec_finding(CheckId::spec_verbs_pair, subject, false, "not measured: " + c.missing, "write_bw measured both ways",
                                      "The spec needs every rail between every two nodes measured: " + c.missing + "."));
         else if (floor)
-          out.push_back(spec_finding("spec_verbs_floor", subject, least >= *floor, {{"write_bw_gbps", c.gbps}}, fmt::format(">= {} Gb/s", *floor),
+          out.push_back(spec_finding(CheckId::spec_verbs_floor, subject, least >= *floor, {{"write_bw_gbps", c.gbps}}, fmt::format(">= {} Gb/s", *floor),
                                      "Below the floor the spec sets for this rail: see the verbs findings of this pair for the diagnosis."));
       }
 }
@@ -190,7 +190,7 @@ void check_collectives(const ClusterSpec& spec, const Report& r, std::vector<Fin
     json measured = {{"engine", engine.empty() ? "none (the sweeps did not run)" : engine}};
     if (!failed.empty()) measured["failed"] = failed;
     if (!why_not_run(r, "collectives").empty()) measured["not_run"] = why_not_run(r, "collectives");
-    out.push_back(spec_finding("spec_nccl", "collectives", ok, measured, "the NCCL engine, every group complete",
+    out.push_back(spec_finding(CheckId::spec_nccl, "collectives", ok, measured, "the NCCL engine, every group complete",
                                "The spec needs NCCL on every node: the sweeps must run with NCCL (never MPI in its place). Check that "
                                "libnccl.so.2 loads on every node (ldconfig -p), the ranks' GPUs, and the collectives phase's reason."));
   }
@@ -202,7 +202,7 @@ void check_collectives(const ClusterSpec& spec, const Report& r, std::vector<Fin
           for (const auto& row : res.rows)
             if (row.bytes == floor.bytes) busbw = row.out_of_place.busbw_GBps;
     const std::string subject = fmt::format("allreduce {} on {} node(s)", format_size(floor.bytes), floor.nodes);
-    out.push_back(spec_finding("spec_busbw_floor", subject, busbw && *busbw >= floor.busbw_GBps, busbw ? json(*busbw) : json("not measured"),
+    out.push_back(spec_finding(CheckId::spec_busbw_floor, subject, busbw && *busbw >= floor.busbw_GBps, busbw ? json(*busbw) : json("not measured"),
                                fmt::format(">= {} GB/s busbw", floor.busbw_GBps),
                                busbw ? "Below the spec's busbw floor: see the collectives and NCCL audit findings (transport, NIC ceiling)."
                                      : "This size was not measured on this many nodes: check --max-bytes (and the memory clip) and the node count."));
@@ -220,7 +220,7 @@ void check_gpudirect(const Report& r, std::vector<Finding>& out) {
   const std::string why = why_not_run(r, "gpudirect");
   if (!why.empty()) missing.insert(missing.begin(), why);
   const bool ok = missing.empty() && measured > 0;
-  out.push_back(spec_finding("spec_gpudirect", "gpudirect", ok, ok ? json(measured) : json(missing), "GPU memory measured on every pair",
+  out.push_back(spec_finding(CheckId::spec_gpudirect, "gpudirect", ok, ok ? json(measured) : json(missing), "GPU memory measured on every pair",
                              "The spec declares GPUs and HCAs: GPUDirect RDMA must be measured on every pair (nvidia-peermem or DMA-BUF, "
                              "see the gpudirect findings)."));
 }
@@ -229,7 +229,7 @@ void check_uplink_floor(double floor, const Report& r, std::vector<Finding>& out
   std::optional<double> gbps;
   if (r.uplink)
     if (auto together = together_in_common_window(r.uplink->nodes)) gbps = together->gbps;
-  out.push_back(spec_finding("spec_uplink_floor", "cluster", gbps && *gbps >= floor, gbps ? json(*gbps) : json("not measured"),
+  out.push_back(spec_finding(CheckId::spec_uplink_floor, "cluster", gbps && *gbps >= floor, gbps ? json(*gbps) : json("not measured"),
                              fmt::format(">= {} Gb/s, all nodes together", floor),
                              "The uplink does not carry what the spec asks (or was not measured together): see the uplink findings."));
 }
@@ -239,7 +239,7 @@ void check_intermittent(const Report& r, std::vector<Finding>& out) {
   std::vector<std::string> dips;
   for (const auto& f : r.findings)
     if (f.verdict == Verdict::warn && f.measured.is_object() && f.measured.value("intermittent", false)) dips.push_back(f.subject);
-  out.push_back(spec_finding("spec_intermittent", "verbs", dips.empty(), dips, "no dip, repeated or not",
+  out.push_back(spec_finding(CheckId::spec_intermittent, "verbs", dips.empty(), dips, "no dip, repeated or not",
                              "The spec makes intermittent dips fail: rerun these pairs (or soak them) and check both ports' error counters."));
 }
 
@@ -253,7 +253,7 @@ void check_latency_outliers(const Report& r, std::vector<Finding>& out) {
     if (f.id == "verbs_suspect_endpoint" && f.verdict != Verdict::pass) suspects.push_back(f.subject);
   }
   const std::string subject = suspects.empty() ? "verbs" : fmt::format("{}", fmt::join(suspects, ", "));
-  out.push_back(spec_finding("spec_latency_outlier", subject, pairs.empty(), pairs, "no latency outlier",
+  out.push_back(spec_finding(CheckId::spec_latency_outlier, subject, pairs.empty(), pairs, "no latency outlier",
                              fmt::format("The spec makes latency outliers fail: {}{}. Check the cable, the switch port and PFC pauses "
                                          "on the link of the node named.",
                                          fmt::join(pairs, "; "), suspects.empty() ? "" : " (suspect: " + subject + ")")));

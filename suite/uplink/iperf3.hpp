@@ -1,7 +1,7 @@
 #pragma once
 // The uplink engine: a stock iperf3 client (Debian's iperf3) against a stock `iperf3 -s` on the
 // storage or gateway host, in reverse mode (-R: the server sends, the node receives, as a
-// dataloader reads), its --json output parsed by core/uplink_model. The target side is whatever a
+// dataloader reads), its --json output parsed by uplink/uplink_model. The target side is whatever a
 // user can start on a host that is not a cluster node.
 //
 // iperf3 before 3.16 runs all streams of one process in one thread: past ~40 Gb/s per process the
@@ -10,7 +10,7 @@
 #include <chrono>
 #include <string>
 
-#include "core/uplink_model.hpp"
+#include "uplink/uplink_model.hpp"
 
 namespace fabricproof::uplink {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/pattern.hpp"
+#include "core/payload_pattern.hpp"
 
 namespace fabricproof::verbs {
 

@@ -26,7 +26,7 @@ class MemoryProvider {
   virtual std::string name() const = 0;  // "host", "cuda-dmabuf", "cuda-peermem"
   // Allocates and registers `bytes` for local write and remote write; throws VerbsError.
   virtual Buffer allocate(ibv_pd* pd, size_t bytes) = 0;
-  // Writes the pattern (core/pattern.hpp) for `seed` into [offset, offset + bytes).
+  // Writes the pattern (core/payload_pattern.hpp) for `seed` into [offset, offset + bytes).
   virtual void fill(Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) = 0;
   // Counts 32-bit words in [offset, offset + bytes) that differ from the pattern for `seed`.
   virtual uint64_t mismatches(const Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) = 0;

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <thread>
 
-#include "core/pattern.hpp"
-#include "probe/file_reader.hpp"
-#include "probe/sysfs_rdma.hpp"
+#include "core/payload_pattern.hpp"
+#include "inventory/file_reader.hpp"
+#include "inventory/sysfs_rdma.hpp"
 #include "verbs/poll_clock.hpp"
 #include "verbs/rc_endpoint.hpp"
 #include "verbs/send_queue.hpp"
@@ -151,6 +151,37 @@ bool reap(ibv_cq* cq, std::vector<SendQueue>& queues, const RcEndpoint& ep, uint
   return true;
 }
 
+// The window of a duration run (perftest's -D): opened `margin` after the start, closed `margin`
+// before the end, each edge on a fresh clock reading, with the completions counted at each edge.
+struct MeasureWindow {
+  bool open = false, closed = false;
+  Clock::time_point since{}, until{};
+  uint64_t first = 0, last = 0;
+
+  void update(const StreamParams& p, double elapsed, uint64_t completed, PollClock& clock) {
+    if (!open && elapsed >= p.margin_s) {
+      const auto edge = clock.fresh();
+      *this = {true, false, edge, edge, completed, completed};
+    }
+    if (open && !closed && elapsed >= p.duration_s - p.margin_s) {
+      closed = true;
+      until = clock.fresh();
+      last = completed;
+    }
+  }
+  void figures(Local& out) const {
+    out.messages = last - first;
+    out.seconds = seconds_between(since, until);
+  }
+};
+
+// Tells the peer the stream is alive (its deadline waits for progress notes, not for the end).
+void note_progress(const StreamParams& p, uint64_t completed, Clock::time_point now, Clock::time_point& last_note) {
+  if (!p.peer || seconds_between(last_note, now) < progress_note_interval(p.timeout_s)) return;
+  p.peer->send(json_text(json{{"progress", completed}}));
+  last_note = now;
+}
+
 // Posts RDMA WRITEs (or SENDs) back to back, keeping tx_depth in flight per QP, like ib_write_bw /
 // ib_send_bw. Iteration mode measures from the first post to the last completion; duration mode,
 // like perftest's -D, counts the completions inside a window that leaves out `margin` at each end
@@ -163,11 +194,7 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
   PollClock clock;
   const auto start = clock.now();
   auto last_completion = start, last_note = start;
-  struct Window {
-    bool open = false, closed = false;
-    Clock::time_point since{}, until{};
-    uint64_t first = 0, last = 0;
-  } window;
+  MeasureWindow window;
   const bool windowed = p.duration_s > 0;
   auto post = [&](size_t q, uint32_t length, bool is_message) {
     auto& queue = queues[q];
@@ -201,20 +228,8 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
     const auto now = clock.tick(completed != before);
     if (completed != before) last_completion = now;
     else back_off(clock.idle_usec());
-    if (p.peer && seconds_between(last_note, now) >= progress_note_interval(p.timeout_s)) {
-      p.peer->send(json_text(json{{"progress", completed}}));
-      last_note = now;
-    }
-    const double elapsed = seconds_between(start, now);
-    if (windowed && !window.open && elapsed >= p.margin_s) {
-      const auto edge = clock.fresh();
-      window = {true, false, edge, edge, completed, completed};
-    }
-    if (windowed && window.open && !window.closed && elapsed >= p.duration_s - p.margin_s) {
-      window.closed = true;
-      window.until = clock.fresh();
-      window.last = completed;
-    }
+    note_progress(p, completed, now, last_note);
+    if (windowed) window.update(p, seconds_between(start, now), completed, clock);
     if (stop && std::all_of(queues.begin(), queues.end(), [](const SendQueue& q) { return q.idle(); })) break;
     if (seconds_between(last_completion, now) > p.timeout_s) {
       out.error = fmt::format("no completion for {} s ({} messages outstanding)", p.timeout_s, posted - completed);
@@ -222,10 +237,8 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
     }
   }
   out.total = completed;
-  if (windowed && window.closed && window.last > window.first) {
-    out.messages = window.last - window.first;
-    out.seconds = seconds_between(window.since, window.until);
-  } else {
+  if (windowed && window.closed && window.last > window.first) window.figures(out);
+  else {  // iteration mode (or a window that saw nothing): first post to last completion
     out.messages = completed;
     out.seconds = seconds_between(start, last_completion);
   }

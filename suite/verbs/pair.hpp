@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/verbs_model.hpp"
+#include "verbs/verbs_model.hpp"
 #include "verbs/memory.hpp"
 
 namespace fabricproof::verbs {

@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "core/hostfile.hpp"
-#include "core/pci_vpd.hpp"
+#include "inventory/pci_vpd.hpp"
 #include "core/profile.hpp"
 #include "core/units.hpp"
 #include "nccl_log/audit.hpp"

@@ -7,8 +7,8 @@
 #include <iostream>
 #include <string>
 
-#include "gpu/cuda_memory.hpp"
-#include "gpu/cuda_probe.hpp"
+#include "gpudirect/cuda_memory.hpp"
+#include "inventory/cuda_probe.hpp"
 #include "gpu_fixture.hpp"
 
 namespace fabricproof {

@@ -5,12 +5,12 @@
 
 #include <vector>
 
-#include "core/collective_pattern.hpp"
-#include "core/pattern.hpp"
-#include "gpu/cuda_probe.hpp"
+#include "collectives/collective_data.hpp"
+#include "core/payload_pattern.hpp"
+#include "inventory/cuda_probe.hpp"
 #include "gpu_fixture.hpp"
 #include "kernels/collective.hpp"
-#include "kernels/pattern.hpp"
+#include "kernels/payload_kernels.hpp"
 
 namespace fabricproof {
 namespace {

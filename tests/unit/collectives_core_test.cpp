@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "core/collective_model.hpp"
-#include "core/collective_pattern.hpp"
-#include "core/collective_rules.hpp"
+#include "collectives/collective_model.hpp"
+#include "collectives/collective_data.hpp"
+#include "collectives/collective_rules.hpp"
 #include "core/profile.hpp"
 #include "facts.hpp"
 

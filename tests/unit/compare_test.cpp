@@ -2,8 +2,8 @@
 // node, a busbw regression.
 #include <gtest/gtest.h>
 
-#include "core/collective_model.hpp"
-#include "core/verbs_model.hpp"
+#include "collectives/collective_model.hpp"
+#include "verbs/verbs_model.hpp"
 #include "facts.hpp"
 #include "report/compare.hpp"
 

@@ -1,4 +1,4 @@
-#include "core/consistency.hpp"
+#include "inventory/consistency.hpp"
 
 #include <gtest/gtest.h>
 

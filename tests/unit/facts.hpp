@@ -2,7 +2,7 @@
 // Hand-built facts for rule tests: healthy defaults that a test then breaks one field at a time.
 #include <string>
 
-#include "core/inventory.hpp"
+#include "inventory/inventory.hpp"
 #include "core/finding.hpp"
 
 namespace fabricproof::test {

@@ -24,7 +24,7 @@ Report unfinished_report() {
   Report r;
   r.started_at = "2026-11-30T10:00:00Z";
   r.command = {"fabricproof", "run", "--out", "x"};
-  r.findings.push_back({"node_count", "cluster", Verdict::pass, 4, 4, "nodes == 4", ""});
+  r.findings.push_back({CheckId::node_count, "cluster", Verdict::pass, 4, 4, "nodes == 4", ""});
   r.phases = {{"inventory", Verdict::pass, "", 1.0}};
   r.finished = false;
   r.in_flight = InFlight{"collectives", "allreduce on 4 node(s), 16 rank(s): 32M (33554432 bytes)", "2026-11-30T10:05:00Z"};

@@ -1,7 +1,7 @@
 // GPUDirect findings on hand-built verbs sections: the same pair measured on host and GPU memory.
 #include <gtest/gtest.h>
 
-#include "core/gpudirect_rules.hpp"
+#include "gpudirect/gpudirect_rules.hpp"
 #include "core/profile.hpp"
 #include "facts.hpp"
 

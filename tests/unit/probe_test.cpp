@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <fstream>
 
-#include "core/inventory_rules.hpp"
-#include "core/pci_vpd.hpp"
+#include "inventory/inventory_rules.hpp"
+#include "inventory/pci_vpd.hpp"
 #include "facts.hpp"
 #include "paths.hpp"
-#include "probe/host.hpp"
-#include "probe/sysfs_rdma.hpp"
+#include "inventory/host.hpp"
+#include "inventory/sysfs_rdma.hpp"
 
 namespace fabricproof {
 namespace {

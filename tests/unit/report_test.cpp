@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/collective_model.hpp"
-#include "core/collective_rules.hpp"
-#include "core/inventory_rules.hpp"
-#include "core/verbs_model.hpp"
+#include "collectives/collective_model.hpp"
+#include "collectives/collective_rules.hpp"
+#include "inventory/inventory_rules.hpp"
+#include "verbs/verbs_model.hpp"
 #include "facts.hpp"
 #include "paths.hpp"
 #include "report/html.hpp"
@@ -74,7 +74,7 @@ TEST(Report, OverallVerdictIgnoresSkipsAndTakesTheWorst) {
   Report r;
   r.phases = {{"verbs", Verdict::skip, "x", 0}};
   EXPECT_EQ(r.overall(), Verdict::pass);
-  r.findings.push_back({"a", "b", Verdict::warn, nullptr, nullptr, "", ""});
+  r.findings.push_back({CheckId::probe_read, "b", Verdict::warn, nullptr, nullptr, "", ""});
   EXPECT_EQ(r.overall(), Verdict::warn);
   r.phases.push_back({"inventory", Verdict::error, "profile invalid", 0});
   EXPECT_EQ(r.overall(), Verdict::error);
@@ -97,7 +97,7 @@ TEST(Markdown, NamesTheVerdictTheFailuresAndTheInventory) {
 
 TEST(Markdown, CellsEscapePipesAndNewlines) {
   Report r;
-  r.findings.push_back({"x", "a|b", Verdict::fail, "line1\nline2", nullptr, "", ""});
+  r.findings.push_back({CheckId::probe_read, "a|b", Verdict::fail, "line1\nline2", nullptr, "", ""});
   const std::string md = render_markdown(r);
   EXPECT_NE(md.find("a\\|b"), std::string::npos);
   EXPECT_NE(md.find("line1 line2"), std::string::npos);
@@ -133,11 +133,11 @@ Report junit_report() {
   r.started_at = "2026-11-29T00:00:00Z";
   r.verdict = Verdict::error;
   r.findings = {
-      {"port_state", "node2/mlx5_0:1", Verdict::fail, {{"state", "DOWN"}}, "ACTIVE", "port_state: every port is ACTIVE", "Check the cable <and> the switch port."},
-      {"port_state", "node1/mlx5_0:1", Verdict::pass, {{"state", "ACTIVE"}}, "ACTIVE", "port_state: every port is ACTIVE", ""},
-      {"roce_mtu", "node1/mlx5_0:1", Verdict::warn, {{"active_mtu", 2048}}, 4096, "roce_mtu: \"4096\" & more", "MTU first."},
-      {"gpu_hca_path", "node1/0000:82:00.0", Verdict::skip, {{"class", "unknown"}}, "PIX or PXB", "gpu_hca_path: no NUMA locality", ""},
-      {"profile", "site.json", Verdict::error, "site.json: /roce/mtu: unknown key", "valid", "the profile loads\x01", "Fix it."}};
+      {CheckId::port_state, "node2/mlx5_0:1", Verdict::fail, {{"state", "DOWN"}}, "ACTIVE", "port_state: every port is ACTIVE", "Check the cable <and> the switch port."},
+      {CheckId::port_state, "node1/mlx5_0:1", Verdict::pass, {{"state", "ACTIVE"}}, "ACTIVE", "port_state: every port is ACTIVE", ""},
+      {CheckId::roce_mtu, "node1/mlx5_0:1", Verdict::warn, {{"active_mtu", 2048}}, 4096, "roce_mtu: \"4096\" & more", "MTU first."},
+      {CheckId::gpu_hca_path, "node1/0000:82:00.0", Verdict::skip, {{"class", "unknown"}}, "PIX or PXB", "gpu_hca_path: no NUMA locality", ""},
+      {CheckId::profile, "site.json", Verdict::error, "site.json: /roce/mtu: unknown key", "valid", "the profile loads\x01", "Fix it."}};
   r.phases = {{"inventory", Verdict::fail, "", 1}, {"verbs", Verdict::skip, "no RDMA device on any node", 0}, {"collectives", Verdict::error, "rank 3: timeout", 2}};
   return r;
 }
@@ -186,9 +186,9 @@ Report visual_report() {
     v.pairs.push_back(p);
   }
   r.verbs = v;
-  r.findings.push_back({"verbs_pair_outlier", "node1/mlx5_0 -> node3/mlx5_0 (write_bw)", Verdict::fail, 90.0, 190.0, "outlier", "(1) MTU first"});
+  r.findings.push_back({CheckId::verbs_pair_outlier, Subject::pair("node1/mlx5_0", "node3/mlx5_0", "write_bw", false), Verdict::fail, 90.0, 190.0, "outlier", "(1) MTU first"});
   r.findings.back().triage = TriageStep::mtu;  // as the verbs rules set it from the diagnosis
-  r.findings.push_back({"verbs_pair_error", "node2/mlx5_0 <-> node3/mlx5_0 (write_bw)", Verdict::fail, "error", "ok", "completes", "cable"});
+  r.findings.push_back({CheckId::verbs_pair_error, Subject::pair("node2/mlx5_0", "node3/mlx5_0", "write_bw", true), Verdict::fail, "error", "ok", "completes", "cable"});
   std::vector<CollResult> results;
   for (int nodes : {1, 2}) {
     CollResult res;
@@ -333,7 +333,8 @@ TEST(Report, RealLabReportRoundTripsUnchanged) {
   // re-measurements (none: older runs did not re-measure).
   const std::vector<std::string> newer = {"/qos/dcb", "/default_route_interface", "/interfaces", "/launch_node_address", "/launch_route_interface",
                                            "/qos/default_roce_mode", "/qos/default_roce_tos", "/qos/rdma_cm_unread", "/time_stat", "/timing",
-                                           "/nccl_logs_missing", "/options/margin_s", "/options/traffic_class", "/options/traffic_class_source", "/options/remeasure", "/remeasured", "/triage", "/subnet_managers", "/subnet_managers_unread"};
+                                           "/nccl_logs_missing", "/options/margin_s", "/options/traffic_class", "/options/traffic_class_source", "/options/remeasure", "/remeasured", "/triage", "/subnet_managers", "/subnet_managers_unread",
+                                           "/target"};  // a pair's subject, typed (read back from its text)
   for (const auto& d : differences) {
     const auto path = d.at("path").get<std::string>();
     const bool allowed = d.at("op") == "add" && std::any_of(newer.begin(), newer.end(), [&](const std::string& n) {
@@ -361,7 +362,7 @@ TEST(Report, WhatTheWriterProducesMatchesThePublishedSchema) {
 TEST(Views, GpudirectHostAndGpuMatricesAreDrawnWithTheirFindings) {
   Report r = visual_report();
   r.gpudirect = GpudirectSection{*r.verbs, *r.verbs, {}, {}};
-  r.findings.push_back({"gpudirect_ratio", "node1/mlx5_0 -> node2/mlx5_0", Verdict::fail, 0.4, 0.8, "gpu/host", "nvidia-peermem"});
+  r.findings.push_back({CheckId::gpudirect_ratio, Subject::pair("node1/mlx5_0", "node2/mlx5_0", "", false), Verdict::fail, 0.4, 0.8, "gpu/host", "nvidia-peermem"});
   const auto all = view::matrices(r);
   ASSERT_EQ(all.size(), 4u + 2u) << "the verbs matrices, then GPUDirect host and GPU write_bw";
   EXPECT_EQ(all[4].title, "GPUDirect, host memory: write_bw (Gb/s)");

@@ -1,7 +1,7 @@
 // Every inventory rule with a passing and a failing case, on hand-built facts.
 #include <gtest/gtest.h>
 
-#include "core/inventory_rules.hpp"
+#include "inventory/inventory_rules.hpp"
 #include "facts.hpp"
 
 namespace fabricproof {

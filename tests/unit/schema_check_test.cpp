@@ -49,7 +49,7 @@ TEST(ReportSchema, TheLabReportAndAModelReportConform) {
   r.started_at = "2026-11-30T00:00:00Z";
   r.finished = false;
   r.in_flight = InFlight{"verbs", "round 1 of 6", "2026-11-30T00:00:01Z"};
-  r.findings.push_back({"hca_count", "node1", Verdict::fail, 0, ">= 1", "every node has an HCA", "Check the cabling."});
+  r.findings.push_back({CheckId::hca_count, "node1", Verdict::fail, 0, ">= 1", "every node has an HCA", "Check the cabling."});
   EXPECT_EQ(report_shape_errors(json(r)), std::vector<std::string>{});
 }
 

@@ -56,7 +56,7 @@ TEST(Report, APhaseSelectedAndNotRunMakesTheRunNotProvenAndSaysWhy) {
               {"uplink", Verdict::skip, "not selected with --phases", 0}};
   EXPECT_EQ(r.overall(), Verdict::not_proven);
   EXPECT_EQ(r.not_proven_line(), "not run: verbs (no RDMA device on any node)");
-  r.findings.push_back({"port_state", "node1/mlx5_0:1", Verdict::fail, nullptr, nullptr, "", ""});
+  r.findings.push_back({CheckId::port_state, "node1/mlx5_0:1", Verdict::fail, nullptr, nullptr, "", ""});
   EXPECT_EQ(r.overall(), Verdict::fail);
 }
 
@@ -161,7 +161,7 @@ TEST(SpecRules, FloorsFailBelowAndWhenNotMeasured) {
   // write_bw towards node3 ran at ~0.05 Gb/s in this report (its rate fault): its 3 pairs fail.
   const auto verbs = spec_failing(findings, "spec_verbs_floor");
   ASSERT_EQ(verbs.size(), 3u);
-  for (const auto& f : verbs) EXPECT_NE(f.subject.find("node3"), std::string::npos) << f.subject;
+  for (const auto& f : verbs) EXPECT_NE(f.subject.text().find("node3"), std::string::npos) << f.subject;
 }
 
 TEST(SpecDraft, ADraftFromAKnownGoodRunLoadsAndPassesOnTheSameRun) {

@@ -6,13 +6,13 @@
 #include <fstream>
 #include <map>
 
-#include "core/topology.hpp"
-#include "core/topology_rules.hpp"
+#include "inventory/topology.hpp"
+#include "inventory/topology_rules.hpp"
 #include "report/markdown.hpp"
 #include "report/report.hpp"
 #include "facts.hpp"
 #include "paths.hpp"
-#include "topology/hwloc_topology.hpp"
+#include "inventory/hwloc_topology.hpp"
 
 namespace fabricproof {
 namespace {

@@ -1,7 +1,7 @@
 // The uplink calculator pinned to the seed's worked figures.
 #include <gtest/gtest.h>
 
-#include "core/uplink_plan.hpp"
+#include "uplink/uplink_plan.hpp"
 
 namespace fabricproof {
 namespace {

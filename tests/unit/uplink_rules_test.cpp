@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/uplink_model.hpp"
-#include "core/uplink_rules.hpp"
+#include "uplink/uplink_model.hpp"
+#include "uplink/uplink_rules.hpp"
 #include "facts.hpp"
 #include "paths.hpp"
 
@@ -180,7 +180,7 @@ TEST(UplinkRules, AMissingMeasurementFailsClosed) {
   const auto measured = with_id(f, "uplink_measured");
   ASSERT_EQ(measured.size(), 1u);
   EXPECT_EQ(measured[0].verdict, Verdict::error);
-  EXPECT_NE(measured[0].subject.find("node2 (all nodes together"), std::string::npos) << measured[0].subject;
+  EXPECT_NE(measured[0].subject.text().find("node2 (all nodes together"), std::string::npos) << measured[0].subject;
   EXPECT_EQ(with_id(f, "uplink_aggregate").at(0).verdict, Verdict::error) << "an aggregate with a node missing is unknown, not passed";
   EXPECT_EQ(check_uplink(UplinkSection{}).at(0).verdict, Verdict::error) << "no node at all";
 }

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <set>
 
-#include "core/schedule.hpp"
-#include "core/verbs_plan.hpp"
-#include "core/verbs_rules.hpp"
+#include "verbs/schedule.hpp"
+#include "verbs/verbs_plan.hpp"
+#include "verbs/verbs_rules.hpp"
 #include "facts.hpp"
 
 namespace fabricproof {
@@ -231,7 +231,7 @@ TEST(VerbsRules, BandwidthAgainstTheSlowerPortRate) {
   f = with_id(check_verbs(s, facts_for(s), default_profile()), "verbs_pair_bw");
   bool node2_pair_passes = false;
   for (const auto& x : f)
-    if (x.subject.find("node2") != std::string::npos) node2_pair_passes |= x.verdict == Verdict::pass;
+    if (x.subject.text().find("node2") != std::string::npos) node2_pair_passes |= x.verdict == Verdict::pass;
   EXPECT_TRUE(node2_pair_passes);
 }
 
@@ -248,7 +248,7 @@ TEST(VerbsRules, TriageStepIsTheFirstCauseOfTheDiagnosis) {
       EXPECT_FALSE(x.triage.has_value()) << x.subject;
       continue;
     }
-    const bool node2 = x.subject.find("node2") != std::string::npos;
+    const bool node2 = x.subject.text().find("node2") != std::string::npos;
     ASSERT_TRUE(x.triage.has_value()) << x.subject;
     EXPECT_EQ(*x.triage, node2 ? TriageStep::mtu : TriageStep::pfc) << x.subject << ": " << x.hint;
     (node2 ? mtu : other) += 1;
@@ -265,7 +265,7 @@ TEST(VerbsRules, SlowNodeIsAnOutlierAndNamed) {
   const auto f = check_verbs(s, facts_for(s), profile);
   int failing = 0;
   for (const auto& x : with_id(f, "verbs_pair_outlier")) {
-    const bool involves_node3 = x.subject.find("node3") != std::string::npos;
+    const bool involves_node3 = x.subject.text().find("node3") != std::string::npos;
     EXPECT_EQ(x.verdict, involves_node3 ? Verdict::fail : Verdict::pass) << x.subject;
     failing += x.verdict == Verdict::fail;
   }
@@ -329,7 +329,7 @@ TEST(VerbsRules, LatencyOutlierFactorCatchesASlowNodeAndOnlyIt) {
     const auto outliers = with_id(f, "verbs_latency_outlier");
     ASSERT_EQ(outliers.size(), 6u) << "one per pair";
     for (const auto& x : outliers) {
-      const bool slow = slowdown > 3 && x.subject.find("node3") != std::string::npos;
+      const bool slow = slowdown > 3 && x.subject.text().find("node3") != std::string::npos;
       EXPECT_EQ(x.verdict, slow ? Verdict::warn : Verdict::pass) << slowdown << "x: " << x.subject;
     }
     const auto suspect = with_id(f, "verbs_suspect_endpoint");

@@ -1,0 +1,151 @@
+#pragma once
+// The pairwise RDMA verbs matrix as data: what was planned (endpoints, rounds, options) and what
+// each pair measured. Produced by the verbs phase, judged by verbs_rules, rendered as a matrix.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_optional.hpp"
+#include "core/status.hpp"
+
+namespace fabricproof {
+
+inline const std::vector<std::string> kVerbsTests = {"write_bw", "write_bw_bidir", "send_bw", "write_lat"};
+
+// What a test's figure is: a latency (lower is better) or a bandwidth, and whether it belongs to
+// the pair as a whole (a round trip, both directions at once) rather than to one direction.
+struct VerbsTestType {
+  bool latency = false;
+  bool both_ways = false;
+  const char* unit = "Gb/s";
+};
+VerbsTestType verbs_test_type(const std::string& test);
+
+// One HCA port of one node, and the rank that drives it in the matrix.
+struct VerbsEndpoint {
+  std::string host;
+  std::string device;
+  int port = 1;
+  int rank = 0;
+  std::optional<int> gid_index;  // RoCE: the port's RoCE v2 IPv4 GID unless --verbs-gid-index
+  std::string link_layer;
+  std::optional<double> rate_gbps;
+  std::optional<int> active_mtu;
+  std::string state;  // a port that is not ACTIVE is planned but not measured
+  // The component measured (the report's birth certificate has the rest): PCI slot and serial.
+  std::string pci;
+  std::string serial;
+  std::string label() const { return host + "/" + device; }
+};
+
+struct VerbsOptions {
+  uint64_t bw_bytes = 65536;      // perftest's default message size for bandwidth
+  double duration_s = 2.0;        // per test and direction; 0 = use iterations
+  std::optional<double> margin_s; // duration mode: warm-up and cool-down left out of the window (default duration / 4, as perftest's -D)
+  uint64_t iterations = 0;
+  int qps = 1;
+  int tx_depth = 128;
+  std::optional<int> gid_index;   // override the per-port RoCE v2 GID
+  uint64_t lat_bytes = 2;
+  uint64_t lat_iterations = 1000;
+  std::vector<std::string> tests = kVerbsTests;
+  std::string mode = "rounds";    // "rounds" (disjoint pairs concurrently) or "isolated"
+  std::string rails = "matched";  // "matched" (mlx5_0 <-> mlx5_0) or "all"
+  double timeout_s = 30;          // deadline of every wait inside a pair
+  std::optional<int> traffic_class;  // IP ToS / GRH traffic class of every QP (--verbs-tclass, else NCCL_IB_TC)
+  std::string traffic_class_source;  // "--verbs-tclass", "NCCL_IB_TC" or "" (the device default)
+  // A round with a pair that broke a figure rule runs once more, with the broken tests only, before
+  // the pairs are judged: a dip the re-measurement does not repeat is a warning, not a failure.
+  // On by default on the command line; false here so that a report older than it reads back true.
+  bool remeasure = false;
+  // The window of a duration-mode test: `margin` at each end is left out.
+  double margin() const { return margin_s.value_or(duration_s / 4); }
+};
+
+struct LatencyStats {
+  double min_usec = 0;
+  double avg_usec = 0;
+  double p50_usec = 0;
+  double p99_usec = 0;
+  double max_usec = 0;
+  uint64_t samples = 0;
+};
+
+struct TestResult {
+  std::string test;             // one of kVerbsTests
+  int from = 0;                 // endpoint index: the writer / sender (bidir and latency: a)
+  int to = 0;
+  Status status = Status::ok;
+  std::string reason;           // the verbs status of an error, or why it was not measured
+  uint64_t bytes = 0;           // message size
+  uint64_t messages = 0;
+  double seconds = 0;
+  std::optional<double> gbps;   // 1e9 bit/s; bidir: both directions together
+  std::optional<LatencyStats> latency;  // one-way, half the round trip, like ib_write_lat
+  std::optional<uint64_t> verified;     // send_bw: messages whose payload was checked
+  std::optional<uint64_t> mismatches;   // ... and words that differed
+};
+
+struct PairResult {
+  int task = 0;
+  int round = 0;
+  int a = 0;  // endpoint indices
+  int b = 0;
+  std::vector<TestResult> tests;
+  // Port counters that moved while this pair ran: endpoint label -> counter -> delta.
+  std::map<std::string, std::map<std::string, int64_t>> counter_deltas;
+};
+
+struct VerbsSection {
+  VerbsOptions options;
+  std::vector<VerbsEndpoint> endpoints;
+  int rounds = 0;
+  std::vector<PairResult> pairs;
+  std::vector<PairResult> remeasured;  // the rounds run again (VerbsOptions::remeasure), every pair of them
+};
+
+FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state, pci, serial)
+FABRICPROOF_JSON(VerbsOptions, bw_bytes, duration_s, margin_s, iterations, qps, tx_depth, gid_index, lat_bytes, lat_iterations, tests,
+                 mode, rails, timeout_s, traffic_class, traffic_class_source, remeasure)
+FABRICPROOF_JSON(LatencyStats, min_usec, avg_usec, p50_usec, p99_usec, max_usec, samples)
+FABRICPROOF_JSON(TestResult, test, from, to, status, reason, bytes, messages, seconds, gbps, latency, verified, mismatches)
+FABRICPROOF_JSON(PairResult, task, round, a, b, tests, counter_deltas)
+
+// One test of the section as a square table: rows are the writer/sender, columns the receiver.
+// A cell holds a figure (Gb/s, or the p50 one-way latency in usec) or the reason there is none.
+struct VerbsMatrixCell {
+  std::optional<double> value;
+  std::string reason;  // empty when measured or on the diagonal
+  bool diagonal = false;
+};
+struct VerbsMatrix {
+  std::string test;
+  std::string unit;                 // "Gb/s" or "usec (p50, one-way)"
+  std::vector<std::string> labels;  // "node/hca" per endpoint
+  std::vector<std::vector<VerbsMatrixCell>> cells;
+};
+VerbsMatrix verbs_matrix(const VerbsSection& section, const std::string& test);
+
+// The report's `verbs` section: the section itself plus `matrix` (derived, written for readers of
+// the JSON; read back, it is derived again from the pairs): per test {unit, cells}, and labels.
+// A cell is a figure, null on the diagonal, or {"reason": ...}.
+void to_json(nlohmann::json& j, const VerbsSection& section);
+void from_json(const nlohmann::json& j, VerbsSection& section);
+
+LatencyStats latency_stats(std::vector<double> samples_usec);
+
+// The results a pair (a, b) will produce, in run order: write_bw and send_bw in each direction
+// (a->b, then b->a), write_bw_bidir and write_lat once for the pair. Status "ok", no figures.
+std::vector<TestResult> planned_results(const VerbsOptions& options, int a, int b);
+
+// How long one planned step may run on a healthy pair, for a round's budget: a bandwidth test its
+// duration, or in iteration mode the pair's timeout (the rate is not known beforehand; its
+// progress notes keep the round's end waiting past that); a latency test, which sends no sign of
+// life while it runs, as long as its round trips take at kSlowRoundTripS each, at least its
+// duration (or the timeout in iteration mode) as before.
+inline constexpr double kSlowRoundTripS = 0.002;  // the Soft-RoCE lab under a 3x slower CPU: ~1 ms
+double step_budget_s(const VerbsOptions& options, const TestResult& step);
+
+}  // namespace fabricproof

@@ -1,0 +1,1 @@
+int rule() { return 1; }

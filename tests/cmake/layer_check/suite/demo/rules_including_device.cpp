@@ -1,0 +1,2 @@
+#include "demo/device.hpp"
+int rule() { return device_count(); }

@@ -18,6 +18,7 @@
 #include "core/text_file.hpp"
 #include "nccl_log/debug_file.hpp"
 #include "mpi/exchange.hpp"
+#include "mpi/messages.hpp"
 #include "report/report.hpp"
 #if FABRICPROOF_HAVE_NCCL
 #include "collectives/nccl_engine.hpp"
@@ -189,23 +190,26 @@ void gather_nccl_logs(const RunOptions& options, mpi::Session& session, const Nc
   // A log beyond 256 MiB is not shipped to rank 0: named as unread rather than filling its memory.
   std::string error;
   const auto text = read_regular_file(nccl_log.path, 256u << 20, error);
-  const auto logs = mpi::gather_to_root(session, json_text(json{{"path", nccl_log.path}, {"found", text.has_value()}, {"error", error}, {"text", text.value_or("")}}),
-                                        mpi::deadline_in(options.timeout_s), "gathering the NCCL logs");
+  const mpi::NcclLogMessage mine{nccl_log.path, text.has_value(), error, text.value_or("")};
+  const auto logs = mpi::gather_message(session, mine, mpi::deadline_in(options.timeout_s), "gathering the NCCL logs");
   logs.require_all(session, "gathering the NCCL logs");
   if (!nccl_log.private_dir.empty()) fs::remove_all(nccl_log.private_dir);
   if (!session.is_root()) return;
   const auto dir = fs::path(options.out_dir) / "nccl-logs";
   fs::create_directories(dir);
   for (size_t rank = 0; rank < logs.parts.size(); ++rank) {
-    const auto part = json::parse(*logs.parts[rank]);
-    if (!part.at("found").get<bool>()) {
-      const std::string why = part.value("error", "");
-      outcome.nccl_logs_missing.push_back(why.empty() ? fmt::format("rank {}: NCCL log file {} not found (NCCL_DEBUG_FILE)", rank, part.at("path").get<std::string>())
-                                                      : fmt::format("rank {}: NCCL log file {}: {}", rank, part.at("path").get<std::string>(), why));
+    if (!logs.parts[rank]) {
+      outcome.nccl_logs_missing.push_back(fmt::format("rank {}: its NCCL log did not read back", rank));
+      continue;
+    }
+    const auto& part = *logs.parts[rank];
+    if (!part.found) {
+      outcome.nccl_logs_missing.push_back(part.error.empty() ? fmt::format("rank {}: NCCL log file {} not found (NCCL_DEBUG_FILE)", rank, part.path)
+                                                             : fmt::format("rank {}: NCCL log file {}: {}", rank, part.path, part.error));
       continue;
     }
     const auto path = (dir / fmt::format("rank-{}.log", rank)).string();
-    if (write_file_atomic(path, part.at("text").get<std::string>()).empty()) outcome.nccl_logs.push_back(path);
+    if (write_file_atomic(path, part.text).empty()) outcome.nccl_logs.push_back(path);
   }
 }
 
@@ -285,9 +289,9 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
                                          const Profile& profile, const std::function<void(const std::string&)>& progress,
                                          const std::function<void(const CollectivesSection&, bool group_done)>& after_group) {
   const auto& o = options.collectives;
-  std::string plan_text;
-  if (session.is_root()) plan_text = json_text(json(make_collectives_plan(choose_collective_engine(o, cluster).first, cluster, session.size())));
-  const auto plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), "the collectives plan")).get<CollectivesPlan>();
+  CollectivesPlan mine;
+  if (session.is_root()) mine = make_collectives_plan(choose_collective_engine(o, cluster).first, cluster, session.size());
+  const auto plan = mpi::broadcast_message(session, mine, mpi::deadline_in(options.timeout_s), "the collectives plan");
   const SweepSizes sizes = size_the_sweep(options, session, profile, plan);
   const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};
   PhaseState state{plan, o, sizes, cluster, profile, progress, after_group, {}, {}, nullptr, 0, std::chrono::steady_clock::now()};

@@ -11,6 +11,7 @@
 #include "gpudirect/gpudirect_rules.hpp"
 #include "gpudirect/cuda_memory.hpp"
 #include "mpi/exchange.hpp"
+#include "mpi/messages.hpp"
 
 namespace fabricproof::app {
 namespace {
@@ -75,16 +76,13 @@ GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& se
   mine.host = host_name;
   if (device < 0) mine.gpu.reset();
   session.set_step("gpudirect", "gathering the registration paths");
-  const auto gathered = mpi::gather_to_root(session, json_text(json(mine)), mpi::deadline_in(options.timeout_s), "gathering the GPU registrations");
+  const auto gathered = mpi::gather_message(session, mine, mpi::deadline_in(options.timeout_s), "gathering the GPU registrations");
   gathered.require_all(session, "gathering the GPU registrations");
   GpudirectOutcome outcome;
   if (!session.is_root()) return outcome;
   std::vector<GpuRegistration> registrations;
   for (const auto& g : gathered.parts)
-    if (g) {
-      auto r = json::parse(*g).get<GpuRegistration>();
-      if (!r.path.empty() || !r.dmabuf.empty() || !r.peermem.empty()) registrations.push_back(r);  // ranks that drove an HCA
-    }
+    if (g && (!g->path.empty() || !g->dmabuf.empty() || !g->peermem.empty())) registrations.push_back(*g);  // ranks that drove an HCA
   outcome.findings = check_gpudirect(host.section, gpu.section, registrations, profile);
   outcome.section = {host.section, gpu.section, registrations, gpudirect_comparison(host.section, gpu.section)};
   outcome.summary = fmt::format("{} pair(s), host and GPU memory; {} rank(s) registered GPU memory", gpu.section.pairs.size(),

@@ -7,6 +7,7 @@
 #include "app/build_info.hpp"
 #include "core/launch.hpp"
 #include "mpi/exchange.hpp"
+#include "mpi/messages.hpp"
 #include "inventory/host.hpp"
 #include "inventory/network.hpp"
 #include "inventory/hwloc_topology.hpp"
@@ -91,17 +92,11 @@ ClusterFacts gather_inventory(const RunOptions& options, mpi::Session& session) 
   const auto deadline = mpi::deadline_in(options.timeout_s);
   const NodeFacts mine = probe_this_rank(options, session);
   session.set_step("inventory", "gathering every rank's inventory");
-  const auto gathered = mpi::gather_to_root(session, json_text(nlohmann::json(mine)), deadline, "gathering the inventories");
+  const auto gathered = mpi::gather_message(session, mine, deadline, "gathering the inventories");
   gathered.require_all(session, "gathering the inventories");
-  std::vector<std::optional<NodeFacts>> per_rank(gathered.parts.size());
+  const std::vector<std::optional<NodeFacts>>& per_rank = gathered.parts;
   std::vector<ProbeError> garbled;
-  for (size_t r = 0; r < gathered.parts.size(); ++r) {
-    try {
-      per_rank[r] = nlohmann::json::parse(*gathered.parts[r]).get<NodeFacts>();
-    } catch (const std::exception& e) {
-      garbled.push_back({"rank " + std::to_string(r), std::string("unreadable inventory: ") + e.what()});
-    }
-  }
+  for (const auto& why : gathered.unreadable) garbled.push_back({why.substr(0, why.find(':')), "unreadable inventory" + why.substr(why.find(':'))});
   session.set_step("inventory", "measuring clock offsets against rank 0");
   const auto offsets = mpi::clock_offsets(session, mpi::deadline_in(options.timeout_s));
   if (!session.is_root()) return {};

@@ -11,10 +11,6 @@ namespace fabricproof::app {
 // without MPI. Exit 0 when written, 2 when the input is unreadable or not a fabricproof report.
 int render_report(const ReportOptionsCli& options);
 
-// A saved report.json as the model; nullopt with `error` naming the problem when it is unreadable
-// or not a fabricproof report.
-std::optional<Report> load_report(const std::string& path, std::string& error);
-
 // `fabricproof hostfile FILE`: the hosts and slots of an Open MPI hostfile, one "HOST SLOTS" line
 // each (what scripts/fabricproof-mpirun builds its line from); exit 2 naming file and line on a problem.
 int hostfile_command(const std::string& path);

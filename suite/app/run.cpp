@@ -16,6 +16,7 @@
 #include "core/located_error.hpp"
 #include "core/profile.hpp"
 #include "mpi/exchange.hpp"
+#include "mpi/messages.hpp"
 #include "nccl_log/audit.hpp"
 #include "nccl_log/parser.hpp"
 #include "report/formats.hpp"
@@ -476,7 +477,7 @@ std::string prepare_on_root(RunState& s, RunOptions& options, const std::vector<
                                    "the profile loads and validates", "Fix the profile at the key named, or pick a built-in one."});
     }
   }
-  s.report.profile = {{"name", s.profile_ok ? s.profile.name : options.profile}, {"origin", s.profile.origin}, {"document", s.profile.effective}};
+  s.report.profile = ProfileRecord{s.profile_ok ? s.profile.name : options.profile, s.profile.origin, s.profile.effective};
   s.spec = load_run_spec(options, s.report);
   if (s.spec) options.collectives.nccl_required = spec_needs_nccl(*s.spec);
   // Before any measurement: a report that cannot be written would make the whole run worthless.
@@ -503,12 +504,11 @@ int run(const RunOptions& given, const std::vector<std::string>& command, mpi::S
     mpi::share_hosts(session, deadline_of(options));
     // Rank 0 shares the profile, so that every rank runs the phases with the same thresholds, and
     // whether the run can go on at all.
-    const auto shared = nlohmann::json::parse(mpi::broadcast_from_root(
-        session, json_text(nlohmann::json{{"ok", s.profile_ok}, {"profile", s.profile.effective}, {"out_error", out_error}}),
-        deadline_of(options), "the run plan"));
-    if (!shared.at("out_error").get<std::string>().empty()) return 2;
-    if (!session.is_root() && shared.at("ok").get<bool>()) {  // every rank judges and plans with rank 0's profile
-      auto loaded = load_profile_text(json_text(shared.at("profile")), "rank 0's profile");
+    const auto shared = mpi::broadcast_message(session, mpi::RunPlanMessage{s.profile_ok, s.profile.effective, out_error}, deadline_of(options),
+                                               "the run plan");
+    if (!shared.out_error.empty()) return 2;
+    if (!session.is_root() && shared.ok) {  // every rank judges and plans with rank 0's profile
+      auto loaded = load_profile_text(json_text(shared.profile), "rank 0's profile");
       if (loaded.profile) s.profile = *loaded.profile;
     }
     run_phases(s);

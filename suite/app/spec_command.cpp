@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/report_command.hpp"
+#include "report/load.hpp"
 #include "core/profile.hpp"
 #include "report/report.hpp"
 #include "spec/draft.hpp"

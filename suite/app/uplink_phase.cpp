@@ -8,6 +8,7 @@
 
 #include "uplink/uplink_rules.hpp"
 #include "mpi/exchange.hpp"
+#include "mpi/messages.hpp"
 #include "inventory/file_reader.hpp"
 #include "inventory/network.hpp"
 #include "uplink/iperf3.hpp"
@@ -76,7 +77,8 @@ std::string figure(const UplinkFlows& f) {
 
 // Rank 0: the section from every node's results, its findings and the summary line.
 UplinkOutcome judge_on_root(const RunOptions& options, const ClusterFacts& cluster, const Profile& profile, const UplinkAssignments& plan,
-                            const mpi::Gathered& gathered, const std::function<void(const std::string&)>& progress) {
+                            const mpi::GatheredOf<std::optional<UplinkNode>>& gathered,
+                            const std::function<void(const std::string&)>& progress) {
   const UplinkOptions& o = options.uplink;
   UplinkOutcome outcome;
   auto& s = outcome.section;
@@ -87,9 +89,8 @@ UplinkOutcome judge_on_root(const RunOptions& options, const ClusterFacts& clust
   s.need_source = o.need_gbps ? "--uplink-need" : profile.uplink.ingest_gbps ? "profile uplink.ingest_gbps" : "";
   s.together_skipped = plan.together_skipped;
   for (const auto& part : gathered.parts) {
-    const json j = json::parse(part.value_or("null"), nullptr, false);
-    if (!j.is_object()) continue;
-    auto node = j.get<UplinkNode>();
+    if (!part || !*part) continue;  // silent, or a rank that measured nothing (not its node's first)
+    UplinkNode node = **part;
     for (const auto& n : cluster.nodes)
       if (n.host == node.host) node.path.rdma = on_data_fabric(node.path, n);
     progress(fmt::format("uplink: {} via {}: 1 flow {}; {} flows {}{}", node.host, node.path.interface.empty() ? "?" : node.path.interface,
@@ -113,8 +114,8 @@ UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session,
   const UplinkOptions& o = options.uplink;
   // Each step: two iperf3 runs, each bounded at omit + seconds + 20 s by the engine.
   const double step_s = 2 * (kOmitTogether + 2 * o.seconds + 20) + o.timeout_s;
-  const std::string plan_text = session.is_root() ? json(make_uplink_assignments(o, cluster)).dump() : "";
-  const UplinkAssignments plan = json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), "the uplink plan")).get<UplinkAssignments>();
+  const UplinkAssignments plan = mpi::broadcast_message(session, session.is_root() ? make_uplink_assignments(o, cluster) : UplinkAssignments{},
+                                                         mpi::deadline_in(options.timeout_s), "the uplink plan");
 
   const auto me = std::find_if(plan.nodes.begin(), plan.nodes.end(), [&](const Assignment& a) { return a.rank == session.rank(); });
   UplinkNode mine;
@@ -158,7 +159,7 @@ UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session,
     }
     mpi::barrier(session, session.world(), mpi::deadline_in(step_s + kStartLead), "the uplink test of all nodes together");
   }
-  const auto gathered = mpi::gather_to_root(session, me != plan.nodes.end() ? json(mine).dump() : "null",
+  const auto gathered = mpi::gather_message(session, me != plan.nodes.end() ? std::optional<UplinkNode>(mine) : std::nullopt,
                                             mpi::deadline_in(options.timeout_s), "gathering the uplink results");
   if (!session.is_root()) return {};
   gathered.require_all(session, "gathering the uplink results");

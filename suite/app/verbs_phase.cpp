@@ -8,6 +8,7 @@
 #include "verbs/verbs_plan.hpp"
 #include "verbs/verbs_rules.hpp"
 #include "mpi/exchange.hpp"
+#include "mpi/messages.hpp"
 #include "verbs/pair.hpp"
 
 namespace fabricproof::app {
@@ -128,7 +129,7 @@ namespace {
 
 // Rank 0 plans (in the traffic class NCCL will use, unless told otherwise) and every rank gets the plan.
 VerbsPlan share_plan(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster, const Profile& profile, const MatrixRun& run) {
-  std::string plan_text;
+  VerbsPlan planned;
   if (session.is_root()) {
     VerbsOptions chosen = run.verbs;
     if (!chosen.traffic_class)
@@ -140,17 +141,17 @@ VerbsPlan share_plan(const RunOptions& options, mpi::Session& session, const Clu
           chosen.traffic_class_source = "NCCL_IB_TC";
         }
       }
-    auto planned = plan_verbs(cluster, profile, chosen);
+    planned = plan_verbs(cluster, profile, chosen);
     if (run.adjust) run.adjust(planned);
-    plan_text = json_text(json(planned));
   }
-  return json::parse(mpi::broadcast_from_root(session, plan_text, mpi::deadline_in(options.timeout_s), run.name + ": the plan")).get<VerbsPlan>();
+  return mpi::broadcast_message(session, planned, mpi::deadline_in(options.timeout_s), run.name + ": the plan");
 }
 
 // This rank's pairs of one round, in task order on every rank (no two ranks wait on each other in a
 // cycle); the results of the pairs it reports for.
-json run_my_pairs(const RunOptions& options, mpi::Session& session, const VerbsPlan& plan, int round, int first_tag, verbs::MemoryProvider& memory) {
-  json mine = json::array();
+std::vector<PairResult> run_my_pairs(const RunOptions& options, mpi::Session& session, const VerbsPlan& plan, int round, int first_tag,
+                                     verbs::MemoryProvider& memory) {
+  std::vector<PairResult> mine;
   for (const auto& task : plan.tasks) {
     if (task.round != round || !task.skip_reason.empty()) continue;
     const auto& ea = plan.endpoints[task.a];
@@ -182,12 +183,11 @@ json run_my_pairs(const RunOptions& options, mpi::Session& session, const VerbsP
 
 // Rank 0: the round's results into `into` (the section's pairs, or its re-measured ones), one per
 // task (a pair nobody reported is an error).
-void collect_round(const VerbsPlan& plan, int round, const mpi::Gathered& gathered, const MatrixRun& run, const std::string& what,
-                   const VerbsSection& section, std::vector<PairResult>& into) {
+void collect_round(const VerbsPlan& plan, int round, const mpi::GatheredOf<std::vector<PairResult>>& gathered, const MatrixRun& run,
+                   const std::string& what, const VerbsSection& section, std::vector<PairResult>& into) {
   std::vector<PairResult> results;
   for (const auto& part : gathered.parts)
-    if (part)
-      for (const auto& r : json::parse(*part)) results.push_back(r.get<PairResult>());
+    if (part) results.insert(results.end(), part->begin(), part->end());
   for (const auto& task : plan.tasks) {
     if (task.round != round) continue;
     auto r = result_of(plan, task, results);
@@ -206,7 +206,7 @@ void run_rounds(const RunOptions& options, mpi::Session& session, const VerbsPla
   for (int round = 0; round < plan.rounds; ++round) {
     const auto round_start = mpi::Clock::now();
     session.set_step(what, fmt::format("round {} of {}: {}", round + 1, plan.rounds, round_pairs(plan, round)));
-    const json mine = run_my_pairs(options, session, plan, round, first_tag, run.memory);
+    const auto mine = run_my_pairs(options, session, plan, round, first_tag, run.memory);
     // The round's budget, but never less than the closing waits' share of it counted from the end
     // of this rank's own pairs. An iteration-mode stream has no length known in advance, so the
     // waits for the round's end go on past the deadline while the ranks they wait for show signs of
@@ -214,11 +214,11 @@ void run_rounds(const RunOptions& options, mpi::Session& session, const VerbsPla
     // not lost a rank, wherever its ranks are; a stopped or dead rank still ends the wait.
     const auto deadline = std::max(round_start + std::chrono::milliseconds(static_cast<long>(round_budget(plan, round) * 1000)),
                                    mpi::Clock::now() + std::chrono::milliseconds(static_cast<long>(round_closing_budget(plan) * 1000)));
-    const auto gathered = mpi::gather_to_root(session, json_text(mine), deadline, fmt::format("{}: round {} results", what, round + 1),
+    const auto gathered = mpi::gather_message(session, mine, deadline, fmt::format("{}: round {} results", what, round + 1),
                                               mpi::Patience::while_alive);
     if (session.is_root()) collect_round(plan, round, gathered, run, what, section, into);
     // The results so far reach the report before a silent rank ends the run.
-    if (session.is_root() && !gathered.silent.empty()) run.after_round(section);
+    if (session.is_root() && !gathered.raw.silent.empty()) run.after_round(section);
     gathered.require_all(session, fmt::format("{}: round {} of {} ({})", what, round + 1, plan.rounds, round_pairs(plan, round)));
     // The round barrier: nobody starts the next round while a peer may still be in this one.
     mpi::broadcast_from_root(session, "next", deadline + std::chrono::seconds(30), fmt::format("{}: the end of round {}", what, round + 1),
@@ -271,15 +271,14 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, mpi::Session& sess
   run_rounds(options, session, plan, run, run.name, section, section.pairs);
   if (plan.options.remeasure) {
     // Rank 0 names the rounds to run again; every rank runs them, in the same order.
-    std::string again_text;
+    std::vector<RoundToRemeasure> again;
     if (session.is_root()) {
-      const auto again = rounds_to_remeasure(section, cluster, profile);
-      again_text = json_text(json(again));
+      again = rounds_to_remeasure(section, cluster, profile);
       if (!again.empty())
         run.progress(fmt::format("{}: {} round(s) with a pair that broke a rule: measured again before judging", run.name, again.size()));
     }
-    again_text = mpi::broadcast_from_root(session, again_text, mpi::deadline_in(options.timeout_s), run.name + ": the rounds to measure again");
-    for (const auto& p : remeasure_plans(plan, json::parse(again_text).get<std::vector<RoundToRemeasure>>()))
+    again = mpi::broadcast_message(session, again, mpi::deadline_in(options.timeout_s), run.name + ": the rounds to measure again");
+    for (const auto& p : remeasure_plans(plan, again))
       run_rounds(options, session, p, run, run.name + " re-measure", section, section.remeasured);
   }
   if (session.is_root()) outcome.findings = check_verbs(section, cluster, profile);

@@ -180,7 +180,7 @@ struct CollectivesCli {
     const char* group = "Collective sweeps";
     run.add_option("--collective-engine", c.engine, "nccl, mpi (MPI on host memory) or auto (NCCL when every node has a GPU)")
         ->check(CLI::IsMember({"nccl", "mpi", "auto"}))->group(group);
-    run.add_option("--collective-ops", ops, "Collectives: " + fmt::format("{}", fmt::join(kCollOps, ",")) + " (allreduce)")->delimiter(',')->group(group);
+    run.add_option("--collective-ops", ops, "Collectives: " + fmt::format("{}", fmt::join(collective_names(), ",")) + " (allreduce)")->delimiter(',')->group(group);
     run.add_option("--min-bytes", min_bytes, "Smallest size of the sweep (8)")->group(group);
     run.add_option("--max-bytes", max_bytes, "Largest size (8G; clipped to the memory each rank can use)")->group(group);
     run.add_option("--factor", c.factor, "Size step factor (2)")->check(kFinite & CLI::Range(1.01, 1024.0))->group(group);
@@ -206,7 +206,7 @@ struct CollectivesCli {
     c.ops.clear();
     for (const auto& name : ops) {
       auto op = coll_op_from(name);
-      if (!op) return invalid("--collective-ops: unknown collective '" + name + "' (" + known(kCollOps) + ")");
+      if (!op) return invalid("--collective-ops: unknown collective '" + name + "' (" + known(collective_names()) + ")");
       c.ops.emplace_back(to_string(*op));
     }
     return std::nullopt;

@@ -9,7 +9,16 @@
 
 namespace fabricproof {
 
-std::string_view to_string(CollOp op) { return kCollOps[static_cast<size_t>(op)]; }
+std::string_view to_string(CollOp op) { return collective_op(op).name; }
+
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& c : kCollectiveOps) v.emplace_back(c.name);
+    return v;
+  }();
+  return names;
+}
 
 std::string_view to_string(DataType type) {
   switch (type) {
@@ -31,8 +40,8 @@ std::string_view to_string(ReduceOp op) {
 
 std::optional<CollOp> coll_op_from(std::string_view name) {
   if (name == "reduce-scatter" || name == "reducescatter") name = "reduce_scatter";
-  for (size_t i = 0; i < kCollOps.size(); ++i)
-    if (kCollOps[i] == name) return static_cast<CollOp>(i);
+  for (const auto& c : kCollectiveOps)
+    if (c.name == name) return c.op;
   return std::nullopt;
 }
 
@@ -52,22 +61,12 @@ std::optional<ReduceOp> reduce_op_from(std::string_view name) {
 
 int size_of(DataType type) { return type == DataType::float64 ? 8 : 4; }
 
-bool reduces(CollOp op) { return op == CollOp::allreduce || op == CollOp::reduce_scatter; }
+bool reduces(CollOp op) { return collective_op(op).reduces; }
 
-double bus_factor(CollOp op, int ranks) {
-  const double n = std::max(ranks, 1);
-  switch (op) {
-    case CollOp::allreduce: return 2 * (n - 1) / n;
-    case CollOp::allgather:
-    case CollOp::reduce_scatter:
-    case CollOp::alltoall: return (n - 1) / n;
-    case CollOp::broadcast: return 1;
-  }
-  return 1;
-}
+double bus_factor(CollOp op, int ranks) { return collective_op(op).bus_factor(std::max(ranks, 1)); }
 
 namespace {
-bool chunked(CollOp op) { return op == CollOp::allgather || op == CollOp::reduce_scatter || op == CollOp::alltoall; }
+bool chunked(CollOp op) { return collective_op(op).chunked; }
 }  // namespace
 
 uint64_t chunk_elements(CollOp op, uint64_t bytes, DataType type, int ranks) {

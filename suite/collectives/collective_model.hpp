@@ -9,13 +9,15 @@
 #include <string_view>
 #include <vector>
 
+#include "collectives/collective_ops.hpp"
 #include "collectives/collective_types.hpp"
 #include "core/json_optional.hpp"
 #include "core/status.hpp"
 
 namespace fabricproof {
 
-inline const std::vector<std::string> kCollOps = {"allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"};
+// The names of the collectives (collective_ops.hpp), for --collective-ops.
+const std::vector<std::string>& collective_names();
 
 std::string_view to_string(CollOp op);
 std::string_view to_string(DataType type);

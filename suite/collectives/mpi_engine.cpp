@@ -46,11 +46,9 @@ class MpiEngine : public Engine {
 
   std::string name() const override { return "mpi"; }
   std::string timing() const override { return "MPI_Wtime over the calls, each a non-blocking MPI call polled to completion"; }
-  // MPI_IN_PLACE reads the input where NCCL's in-place form does for these three (the result of
+  // MPI_IN_PLACE reads the input where NCCL's in-place form does (collective_ops.hpp; the result of
   // reduce_scatter lands at the start of the buffer, not at rank x chunk); MPI_Bcast is always in place.
-  bool supports_in_place(CollOp op) const override {
-    return op == CollOp::allreduce || op == CollOp::allgather || op == CollOp::reduce_scatter;
-  }
+  bool supports_in_place(CollOp op) const override { return collective_op(op).mpi_in_place; }
 
   std::string fill(const CollCall& call) override {
     switch (call.dtype) {
@@ -85,7 +83,7 @@ class MpiEngine : public Engine {
   // the others are bounded by the plan (max_call_bytes).
   std::string call_once(const CollCall& c) {
     std::vector<MPI_Request> requests;
-    const bool whole_buffer = c.op == CollOp::allreduce || c.op == CollOp::broadcast;
+    const bool whole_buffer = collective_op(c.op).mpi_whole_buffer;
     const auto pieces = whole_buffer ? split_count(c.chunk, kMaxCount) : std::vector<std::pair<uint64_t, uint64_t>>{{0, c.chunk}};
     for (const auto& [offset, count] : pieces) {
       if (count > kMaxCount) return fmt::format("{} elements per rank: more than one MPI call can take", count);

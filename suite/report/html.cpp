@@ -380,10 +380,9 @@ std::string head_section(const Report& r) {
   h += "<nav><a href=\"#triage\">What to check first</a><a href=\"#verbs\">Verbs matrix</a><a href=\"#collectives\">Collectives</a>"
        "<a href=\"#uplink\">Uplink</a><a href=\"#nccl\">NCCL audit</a><a href=\"#findings\">Findings</a><a href=\"#inventory\">Inventory</a><a href=\"#phases\">Phases</a></nav>\n";
   std::vector<std::string> built;
-  const auto parts = r.build.is_object() ? r.build.value("optional_parts", nlohmann::json::object()) : nlohmann::json::object();
-  for (const auto& [k, v] : parts.items())
-      built.push_back(k + ": " + (v.is_boolean() && v.get<bool>() ? "yes" : "no"));
-  const std::string profile = r.profile.is_object() ? compact(r.profile.value("name", nlohmann::json())) : "";
+  if (r.build)
+    for (const auto& [part, built_in] : r.build->optional_parts) built.push_back(part + ": " + (built_in ? "yes" : "no"));
+  const std::string profile = r.profile ? r.profile->name : "";
   return h + table({"", ""}, {{"Started", esc(r.started_at)},
                               {"Finished", esc(r.finished_at)},
                               {"Nodes", esc(fmt::format("{}", fmt::join(hosts, ", ")))},

@@ -38,14 +38,6 @@ void findings_table(std::string& md, const std::vector<const Finding*>& rows) {
                       cell(compact(f->measured)), cell(compact(f->expected)), cell(f->rule), cell(f->hint));
 }
 
-// A string field of a JSON object that may be null or absent (reports from older or failed runs).
-std::string field(const nlohmann::json& object, const char* key) {
-  if (!object.is_object() || !object.contains(key)) return "";
-  return compact(object[key]);
-}
-
-std::string yes_no(const nlohmann::json& v) { return v.is_boolean() ? (v.get<bool>() ? "yes" : "no") : compact(v); }
-
 std::string gbps_cell(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
 
 // The sweeps: busbw per node count at the largest size every group ran, then each sweep's peak.
@@ -174,9 +166,8 @@ void head_table(std::string& md, const Report& r) {
   std::vector<std::string> hosts;
   for (const auto& n : r.nodes) hosts.push_back(n.host);
   std::vector<std::string> built;
-  const auto parts = r.build.is_object() ? r.build.value("optional_parts", nlohmann::json::object()) : nlohmann::json::object();
-  for (const auto& [k, v] : parts.items())
-    built.push_back(k + ": " + yes_no(v));
+  if (r.build)
+    for (const auto& [part, built_in] : r.build->optional_parts) built.push_back(part + ": " + (built_in ? "yes" : "no"));
   // The first line says what was not measured: a reader who stops there must not take it for a pass.
   const auto not_proven = r.not_proven_line();
   md += fmt::format("# fabricproof acceptance report: {}{}\n\n", r.verdict_label(), not_proven.empty() ? "" : " (" + cell(not_proven) + ")");
@@ -190,7 +181,7 @@ void head_table(std::string& md, const Report& r) {
   md += fmt::format("| Nodes | {} ({}) |\n", r.nodes.size(), cell(fmt::format("{}", fmt::join(hosts, ", "))));
   md += fmt::format("| Ranks | {}{} |\n", r.world_size,
                     r.missing_ranks.empty() ? "" : fmt::format(" ({} did not answer: {})", r.missing_ranks.size(), fmt::join(r.missing_ranks, ", ")));
-  md += fmt::format("| Profile | {} ({}) |\n", cell(field(r.profile, "name")), cell(field(r.profile, "origin")));
+  md += fmt::format("| Profile | {} ({}) |\n", cell(r.profile ? r.profile->name : ""), cell(r.profile ? r.profile->origin : ""));
   md += fmt::format("| Built with | {} |\n", cell(fmt::format("{}", fmt::join(built, ", "))));
   if (r.launcher) md += fmt::format("| Launched by | {} |\n", cell(describe(*r.launcher)));
   md += fmt::format("| Command | `{}` |\n\n", cell(fmt::format("{}", fmt::join(r.command, " "))));

@@ -73,6 +73,28 @@ void each_section(R& r, F&& f) {
 }
 }  // namespace
 
+void to_json(nlohmann::json& j, const ProfileRecord& p) { j = {{"name", p.name}, {"origin", p.origin}, {"document", p.document}}; }
+
+void from_json(const nlohmann::json& j, ProfileRecord& p) {
+  p.name = j.value("name", "");
+  p.origin = j.value("origin", "");
+  p.document = j.value("document", nlohmann::json());
+}
+
+void to_json(nlohmann::json& j, const BuildRecord& b) {
+  j = {{"version", b.version}, {"compiler", b.compiler}, {"optional_parts", b.optional_parts}};
+  if (b.cuda_toolkit) j["cuda_toolkit"] = *b.cuda_toolkit;
+  if (b.cuda_architectures) j["cuda_architectures"] = *b.cuda_architectures;
+}
+
+void from_json(const nlohmann::json& j, BuildRecord& b) {
+  b.version = j.value("version", "");
+  b.compiler = j.value("compiler", "");
+  b.optional_parts = j.value("optional_parts", std::map<std::string, bool>{});
+  if (j.contains("cuda_toolkit")) b.cuda_toolkit = j.at("cuda_toolkit").get<std::string>();
+  if (j.contains("cuda_architectures")) b.cuda_architectures = j.at("cuda_architectures").get<std::string>();
+}
+
 void to_json(nlohmann::json& j, const Report& r) {
   j = {{"schema", r.schema},
        {"verdict", r.finished ? nlohmann::json(r.verdict) : nlohmann::json("incomplete")},
@@ -106,8 +128,8 @@ void from_json(const nlohmann::json& j, Report& r) {
   r.started_at = j.value("started_at", "");
   r.finished_at = j.value("finished_at", "");
   r.command = j.value("command", std::vector<std::string>{});
-  r.profile = j.value("profile", nlohmann::json());
-  r.build = j.value("build", nlohmann::json());
+  if (const auto p = j.find("profile"); p != j.end() && p->is_object()) r.profile = p->get<ProfileRecord>();
+  if (const auto b = j.find("build"); b != j.end() && b->is_object()) r.build = b->get<BuildRecord>();
   r.world_size = j.value("world_size", 0);
   r.missing_ranks = j.value("missing_ranks", std::vector<int>{});
   r.rank_map = j.value("rank_map", std::vector<RankPlacement>{});

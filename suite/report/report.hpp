@@ -40,6 +40,28 @@ struct InFlight {
   std::string since;  // UTC timestamp of the step's start
 };
 
+// The profile a run judged with: its name, where it came from, and the effective document (kept
+// whole, so that a re-run can use the same thresholds).
+struct ProfileRecord {
+  std::string name;
+  std::string origin;
+  nlohmann::json document;
+};
+void to_json(nlohmann::json& j, const ProfileRecord& p);
+void from_json(const nlohmann::json& j, ProfileRecord& p);
+
+// What the binary was built with: its version, compiler, the optional parts it holds (verbs, cuda,
+// nccl) and, with CUDA, the toolkit and the GPU architectures of its kernels.
+struct BuildRecord {
+  std::string version;
+  std::string compiler;
+  std::map<std::string, bool> optional_parts;
+  std::optional<std::string> cuda_toolkit;
+  std::optional<std::string> cuda_architectures;
+};
+void to_json(nlohmann::json& j, const BuildRecord& b);
+void from_json(const nlohmann::json& j, BuildRecord& b);
+
 struct Report {
   std::string schema = kReportSchema;
   // While a run is going its report says so: `"verdict": "incomplete"`, the step in flight and no
@@ -50,8 +72,8 @@ struct Report {
   std::string started_at;
   std::string finished_at;
   std::vector<std::string> command;
-  nlohmann::json profile;  // {name, origin, document}
-  nlohmann::json build;    // which optional parts were built, versions
+  std::optional<ProfileRecord> profile;  // null in a report written before the profile loaded
+  std::optional<BuildRecord> build;
   int world_size = 0;
   std::vector<int> missing_ranks;
   std::vector<RankPlacement> rank_map;

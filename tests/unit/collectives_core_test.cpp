@@ -2,6 +2,7 @@
 // and the scaling / ceiling / data rules on hand-built results.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <vector>
 
 #include "collectives/collective_model.hpp"
@@ -123,7 +124,8 @@ TEST(CallShape, ChunkedOpsSplitTheSizeAcrossRanks) {
 }
 
 TEST(CallShape, NamesParseBothWays) {
-  for (const auto& name : kCollOps) EXPECT_EQ(to_string(*coll_op_from(name)), name);
+  ASSERT_FALSE(collective_names().empty());
+  for (const auto& name : collective_names()) EXPECT_EQ(to_string(*coll_op_from(name)), name);
   EXPECT_EQ(coll_op_from("reduce-scatter"), CollOp::reduce_scatter);
   EXPECT_FALSE(coll_op_from("allreduce2"));
   EXPECT_EQ(data_type_from("float32"), DataType::float32);
@@ -164,7 +166,7 @@ std::vector<std::vector<T>> simulate(CollOp op, ReduceOp redop, int ranks, uint6
 TEST(Verification, TrueResultsPassAndCorruptionsAreCounted) {
   const int ranks = 5;
   const uint64_t chunk = 37;
-  for (const auto& name : kCollOps) {
+  for (const auto& name : collective_names()) {
     const CollOp op = *coll_op_from(name);
     for (ReduceOp redop : {ReduceOp::sum, ReduceOp::max, ReduceOp::min}) {
       auto out = simulate<float>(op, redop, ranks, chunk);
@@ -368,6 +370,32 @@ TEST(CollectiveRows, PrintLikeNcclTests) {
   EXPECT_NE(line.find("1.05"), std::string::npos) << line;    // algbw GB/s
   EXPECT_NE(line.find("1.57"), std::string::npos) << line;    // busbw = 1.5 x algbw
   EXPECT_NE(coll_header_line().find("busbw"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabricproof
+
+namespace fabricproof {
+namespace {
+
+// One row per operation (collective_ops.hpp), and the rules derived from it are nccl-tests'.
+TEST(CollectiveOps, OneRowPerOperationHoldsItsRules) {
+  ASSERT_EQ(kCollectiveOps.size(), collective_names().size());
+  std::set<std::string> names;
+  for (const auto& c : kCollectiveOps) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_EQ(coll_op_from(c.name), c.op);
+    EXPECT_FALSE(std::string(c.expected).empty()) << c.name;
+    EXPECT_DOUBLE_EQ(bus_factor(c.op, 1), c.op == CollOp::broadcast ? 1.0 : 0.0) << c.name << ": one rank moves nothing between ranks";
+  }
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::allreduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(bus_factor(CollOp::alltoall, 8), 7.0 / 8);
+  EXPECT_TRUE(reduces(CollOp::reduce_scatter));
+  EXPECT_FALSE(reduces(CollOp::allgather));
+  // The in-place forms MPI has agree with where the data helpers put the input.
+  for (const auto& c : kCollectiveOps) {
+    if (c.mpi_in_place) EXPECT_GE(coll_in_place_offset(c.op, 1, 16), 0) << c.name;
+  }
 }
 
 }  // namespace

@@ -30,8 +30,8 @@ Report sample_report() {
   r.started_at = "2026-11-29T00:00:00Z";
   r.finished_at = "2026-11-29T00:01:00Z";
   r.command = {"fabricproof", "run", "--out", "x"};
-  r.profile = {{"name", "default"}, {"origin", "built-in:default"}};
-  r.build = {{"optional_parts", {{"verbs", true}, {"cuda", false}, {"nccl", false}}}};
+  r.profile = ProfileRecord{"default", "built-in:default", nullptr};
+  r.build = BuildRecord{"", "", {{"verbs", true}, {"cuda", false}, {"nccl", false}}, {}, {}};
   set_cluster(r, c);
   r.findings = check_inventory(c, default_profile(), {});
   r.phases = {{"inventory", Verdict::fail, "", 1.5}, {"verbs", Verdict::skip, "no RDMA device on any node", 0}};

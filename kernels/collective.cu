@@ -28,26 +28,26 @@ int element_size(DataType type) { return type == DataType::float64 ? 8 : 4; }
 
 }  // namespace
 
-using detail::error_text;
+using detail::check_cuda;
 using detail::grid_for;
 
-std::string fill_collective(void* input, uint64_t in_count, void* output, uint64_t out_count, DataType type, int rank, void* stream) {
+void fill_collective(void* input, uint64_t in_count, void* output, uint64_t out_count, DataType type, int rank, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (auto e = cudaMemsetAsync(output, 0, out_count * element_size(type), s); e != cudaSuccess) return error_text(e);
+  check_cuda(cudaMemsetAsync(output, 0, out_count * element_size(type), s));
   switch (type) {
     case DataType::float32: fill_kernel<<<grid_for(in_count), 256, 0, s>>>(static_cast<float*>(input), in_count, rank); break;
     case DataType::float64: fill_kernel<<<grid_for(in_count), 256, 0, s>>>(static_cast<double*>(input), in_count, rank); break;
     case DataType::int32: fill_kernel<<<grid_for(in_count), 256, 0, s>>>(static_cast<int32_t*>(input), in_count, rank); break;
   }
-  if (auto e = cudaGetLastError(); e != cudaSuccess) return error_text(e);
-  return error_text(cudaStreamSynchronize(s));
+  check_cuda(cudaGetLastError());
+  check_cuda(cudaStreamSynchronize(s));
 }
 
-std::string count_collective_wrong(const void* output, uint64_t out_count, CollOp op, ReduceOp redop, DataType type, int rank,
-                                   int ranks, uint64_t chunk, uint64_t* wrong, void* stream) {
+uint64_t count_collective_wrong(const void* output, uint64_t out_count, CollOp op, ReduceOp redop, DataType type, int rank, int ranks,
+                                uint64_t chunk, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   const unsigned grid = grid_for(out_count);
-  return detail::count_on_device(s, wrong, [&](unsigned long long* counter) {
+  return detail::count_on_device(s, [&](unsigned long long* counter) {
     switch (type) {
       case DataType::float32:
         check_kernel<<<grid, 256, 0, s>>>(static_cast<const float*>(output), out_count, op, redop, rank, ranks, chunk, counter);

@@ -1,15 +1,24 @@
 #pragma once
-// What the kernels' launchers share: error text, a grid size, and the counting pattern (a device
-// counter zeroed, a kernel that adds to it, the count copied back, the stream synchronized).
+// What the kernels' launchers share: the CUDA check (a failure is a LocatedError naming the GPU), a
+// grid size, and the counting pattern (a device counter zeroed, a kernel that adds to it, the count
+// copied back, the stream synchronized).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
 
+#include "core/located_error.hpp"
+
 namespace fabricproof::kernels::detail {
 
-inline std::string error_text(cudaError_t e) {
-  return e == cudaSuccess ? "" : std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+[[noreturn]] inline void fail(const std::string& what) {
+  int device = -1;
+  cudaGetDevice(&device);
+  throw LocatedError("GPU " + std::to_string(device), what);
+}
+
+inline void check_cuda(cudaError_t e) {
+  if (e != cudaSuccess) fail(std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
 }
 
 inline unsigned grid_for(uint64_t count) {
@@ -17,23 +26,23 @@ inline unsigned grid_for(uint64_t count) {
   return static_cast<unsigned>(blocks < 4096 ? (blocks ? blocks : 1) : 4096);
 }
 
-// `launch(counter)` starts a kernel on `stream` that adds to *counter (device memory). On success
-// *count holds the total; the stream is synchronized either way.
+// `launch(counter)` starts a kernel on `stream` that adds to *counter (device memory); the total.
+// The counter is freed and the stream synchronized whatever failed.
 template <typename Launch>
-std::string count_on_device(cudaStream_t stream, uint64_t* count, Launch launch) {
+uint64_t count_on_device(cudaStream_t stream, Launch launch) {
   unsigned long long* counter = nullptr;
-  if (auto e = cudaMallocAsync(&counter, sizeof(*counter), stream); e != cudaSuccess) return error_text(e);
-  std::string error = error_text(cudaMemsetAsync(counter, 0, sizeof(*counter), stream));
-  if (error.empty()) {
+  check_cuda(cudaMallocAsync(&counter, sizeof(*counter), stream));
+  cudaError_t error = cudaMemsetAsync(counter, 0, sizeof(*counter), stream);
+  if (error == cudaSuccess) {
     launch(counter);
-    error = error_text(cudaGetLastError());
+    error = cudaGetLastError();
   }
   unsigned long long host = 0;
-  if (error.empty()) error = error_text(cudaMemcpyAsync(&host, counter, sizeof(host), cudaMemcpyDeviceToHost, stream));
+  if (error == cudaSuccess) error = cudaMemcpyAsync(&host, counter, sizeof(host), cudaMemcpyDeviceToHost, stream);
   cudaFreeAsync(counter, stream);
-  if (const auto sync = error_text(cudaStreamSynchronize(stream)); error.empty()) error = sync;
-  if (error.empty()) *count = host;
-  return error;
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  check_cuda(error != cudaSuccess ? error : sync);
+  return host;
 }
 
 }  // namespace fabricproof::kernels::detail

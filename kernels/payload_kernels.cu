@@ -23,23 +23,23 @@ __global__ void verify_kernel(const uint32_t* words, uint64_t count, uint64_t se
 
 }  // namespace
 
-using detail::error_text;
+using detail::check_cuda;
 using detail::grid_for;
 
-std::string fill_pattern(void* device_ptr, size_t bytes, uint64_t seed, void* stream) {
-  if (bytes % 4) return "fill_pattern: size must be a multiple of 4 bytes";
+void fill_pattern(void* device_ptr, size_t bytes, uint64_t seed, void* stream) {
+  if (bytes % 4) detail::fail("fill_pattern: size must be a multiple of 4 bytes");
   const uint64_t count = bytes / 4;
   auto s = static_cast<cudaStream_t>(stream);
   fill_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<uint32_t*>(device_ptr), count, seed);
-  if (auto e = cudaGetLastError(); e != cudaSuccess) return error_text(e);
-  return error_text(cudaStreamSynchronize(s));
+  check_cuda(cudaGetLastError());
+  check_cuda(cudaStreamSynchronize(s));
 }
 
-std::string count_mismatches(const void* device_ptr, size_t bytes, uint64_t seed, uint64_t* mismatches, void* stream) {
-  if (bytes % 4) return "count_mismatches: size must be a multiple of 4 bytes";
+uint64_t count_mismatches(const void* device_ptr, size_t bytes, uint64_t seed, void* stream) {
+  if (bytes % 4) detail::fail("count_mismatches: size must be a multiple of 4 bytes");
   const uint64_t count = bytes / 4;
   auto s = static_cast<cudaStream_t>(stream);
-  return detail::count_on_device(s, mismatches, [&](unsigned long long* counter) {
+  return detail::count_on_device(s, [&](unsigned long long* counter) {
     verify_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<const uint32_t*>(device_ptr), count, seed, counter);
   });
 }

@@ -126,27 +126,27 @@ double group_budget_s(const SweepOptions& o, size_t sizes) {
 
 }  // namespace
 
-std::pair<std::string, std::string> choose_collective_engine(const SweepOptions& options, const ClusterFacts& cluster) {
+EngineChoice choose_collective_engine(const SweepOptions& options, const ClusterFacts& cluster) {
   if (!cluster.missing_ranks.empty()) return {"", fmt::format("{} rank(s) did not answer the inventory", cluster.missing_ranks.size())};
-  std::string why_not_nccl;
+  std::optional<std::string> why_not_nccl;
   for (const auto& n : cluster.nodes) {
     for (const auto& r : n.ranks)
-      if (!r.gpu && why_not_nccl.empty()) why_not_nccl = fmt::format("rank {} on {} has no GPU", r.rank, n.host);
+      if (!r.gpu && !why_not_nccl) why_not_nccl = fmt::format("rank {} on {} has no GPU", r.rank, n.host);
     // NCCL is opened at run time: a node where it did not open (inventory: no NCCL version) has none.
-    if (n.software.nccl.empty() && why_not_nccl.empty()) why_not_nccl = fmt::format("{} has no loadable NCCL (libnccl.so.2)", n.host);
+    if (n.software.nccl.empty() && !why_not_nccl) why_not_nccl = fmt::format("{} has no loadable NCCL (libnccl.so.2)", n.host);
   }
-  if (!FABRICPROOF_HAVE_NCCL && why_not_nccl.empty()) why_not_nccl = "built without NCCL (FABRICPROOF_WITH_NCCL)";
-  if (options.engine == "mpi") return {"mpi", ""};
-  if (options.engine == "nccl") return why_not_nccl.empty() ? std::pair{std::string("nccl"), std::string()} : std::pair{std::string(), "--collective-engine nccl: " + why_not_nccl};
-  if (why_not_nccl.empty()) return {"nccl", ""};
+  if (!FABRICPROOF_HAVE_NCCL && !why_not_nccl) why_not_nccl = "built without NCCL (FABRICPROOF_WITH_NCCL)";
+  if (options.engine == "mpi") return {"mpi", std::nullopt};
+  if (options.engine == "nccl") return why_not_nccl ? EngineChoice{"", "--collective-engine nccl: " + *why_not_nccl} : EngineChoice{"nccl", std::nullopt};
+  if (!why_not_nccl) return {"nccl", std::nullopt};
   // auto, NCCL unable to run: MPI in its place would measure the host network and pass a GPU
   // cluster whose NCCL is broken. Only a cluster without GPUs, or a spec that waives NCCL, gets it.
   const bool gpus = std::any_of(cluster.nodes.begin(), cluster.nodes.end(), [](const NodeFacts& n) { return cuda_gpu_count(n) > 0; });
   const bool must_be_nccl = options.nccl_required.value_or(gpus);
-  if (!must_be_nccl) return {"mpi", ""};
+  if (!must_be_nccl) return {"mpi", std::nullopt};
   return {"", fmt::format("NCCL cannot run: {}; {}, so MPI would not measure them in its place (--collective-engine mpi measures "
                           "the host network only{})",
-                          why_not_nccl, options.nccl_required.value_or(false) ? "the cluster spec requires NCCL" : "the nodes have GPUs",
+                          *why_not_nccl, options.nccl_required.value_or(false) ? "the cluster spec requires NCCL" : "the nodes have GPUs",
                           options.nccl_required.value_or(false) ? ", and the spec still fails" : "")};
 }
 
@@ -188,9 +188,9 @@ SweepSizes size_the_sweep(const RunOptions& options, mpi::Session& session, cons
 void gather_nccl_logs(const RunOptions& options, mpi::Session& session, const NcclLog& nccl_log, CollectivesOutcome& outcome) {
   session.set_step("collectives", "gathering the NCCL logs");
   // A log beyond 256 MiB is not shipped to rank 0: named as unread rather than filling its memory.
-  std::string error;
-  const auto text = read_regular_file(nccl_log.path, 256u << 20, error);
-  const mpi::NcclLogMessage mine{nccl_log.path, text.has_value(), error, text.value_or("")};
+  std::optional<std::string> text;
+  const auto failed = failure_of([&] { text = read_regular_file(nccl_log.path, 256u << 20); });
+  const mpi::NcclLogMessage mine{nccl_log.path, text.has_value(), failed.value_or(""), text.value_or("")};
   const auto logs = mpi::gather_message(session, mine, mpi::deadline_in(options.timeout_s), "gathering the NCCL logs");
   logs.require_all(session, "gathering the NCCL logs");
   if (!nccl_log.private_dir.empty()) fs::remove_all(nccl_log.private_dir);
@@ -209,7 +209,10 @@ void gather_nccl_logs(const RunOptions& options, mpi::Session& session, const Nc
       continue;
     }
     const auto path = (dir / fmt::format("rank-{}.log", rank)).string();
-    if (write_file_atomic(path, part.text).empty()) outcome.nccl_logs.push_back(path);
+    if (const auto failed = failure_of([&] { write_file_atomic(path, part.text); }))
+      outcome.nccl_logs_missing.push_back(fmt::format("rank {}: its NCCL log could not be kept: {}", rank, *failed));
+    else
+      outcome.nccl_logs.push_back(path);
   }
 }
 
@@ -290,7 +293,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
                                          const std::function<void(const CollectivesSection&, bool group_done)>& after_group) {
   const auto& o = options.collectives;
   CollectivesPlan mine;
-  if (session.is_root()) mine = make_collectives_plan(choose_collective_engine(o, cluster).first, cluster, session.size());
+  if (session.is_root()) mine = make_collectives_plan(choose_collective_engine(o, cluster).engine, cluster, session.size());
   const auto plan = mpi::broadcast_message(session, mine, mpi::deadline_in(options.timeout_s), "the collectives plan");
   const SweepSizes sizes = size_the_sweep(options, session, profile, plan);
   const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};

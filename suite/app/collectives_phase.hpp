@@ -13,8 +13,12 @@
 namespace fabricproof::app {
 
 // Which engine the sweeps use on this cluster ("nccl" or "mpi"), or why they cannot run:
-// {engine, skip_reason}. Rank 0 decides from the inventory.
-std::pair<std::string, std::string> choose_collective_engine(const SweepOptions& options, const ClusterFacts& cluster);
+// The engine the sweeps run with ("nccl" or "mpi"), or why they cannot run. Rank 0 decides from the inventory.
+struct EngineChoice {
+  std::string engine;
+  std::optional<std::string> cannot_run;
+};
+EngineChoice choose_collective_engine(const SweepOptions& options, const ClusterFacts& cluster);
 
 struct CollectivesOutcome {
   CollectivesSection section;

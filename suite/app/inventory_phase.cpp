@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "app/build_info.hpp"
-#include "core/launch.hpp"
+#include "launch/launch.hpp"
 #include "mpi/exchange.hpp"
 #include "mpi/messages.hpp"
 #include "inventory/host.hpp"
@@ -78,7 +78,7 @@ NodeFacts probe_this_rank(const RunOptions& options, mpi::Session& session) {
     // One rank per node reads the PCI tree: hwloc's I/O discovery is the slowest probe.
     if (session.local_rank() == 0) guarded(node, "hwloc", [&] { node.topology = topology::read_topology(); });
 #if FABRICPROOF_HAVE_NCCL
-    guarded(node, "nccl", [&] { node.software.nccl = collectives::nccl_version(); });
+    guarded(node, "nccl", [&] { node.software.nccl = collectives::nccl_version().value_or(""); });
 #else
     node.absent.push_back({"nccl", "built without NCCL (FABRICPROOF_WITH_NCCL)"});
 #endif

@@ -9,7 +9,7 @@
 #include "app/spec_command.hpp"
 #include "cli/options.hpp"
 #include "core/checks.hpp"
-#include "core/launch.hpp"
+#include "launch/launch.hpp"
 #include "uplink/uplink_plan.hpp"
 #include "mpi/session.hpp"
 

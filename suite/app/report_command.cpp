@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "core/hostfile.hpp"
+#include "launch/hostfile.hpp"
 #include "core/profile.hpp"
 #include "core/text_file.hpp"
 #include "report/compare.hpp"
@@ -37,22 +37,19 @@ int finalize_command(const ReportOptionsCli& options) {
   const std::string status = options.launcher_status.empty() ? "the launcher ended abnormally" : options.launcher_status;
   std::vector<LauncherLoss> losses;
   if (!options.launcher_log.empty()) {
-    std::string error;  // what the launcher printed: a log of a few MB at most; a missing one is said
-    const auto text = read_regular_file(options.launcher_log, 64u << 20, error);
+    std::optional<std::string> text;  // what the launcher printed: a log of a few MB at most; a missing one is said
+    const auto failed = failure_of([&] { text = read_regular_file(options.launcher_log, 64u << 20); });
     if (text) losses = parse_launcher_log(*text);
-    else std::cerr << "fabricproof: --launcher-log " << options.launcher_log << ": " << (error.empty() ? "not found" : error) << "\n";
+    else std::cerr << "fabricproof: --launcher-log " << options.launcher_log << ": " << failed.value_or("not found") << "\n";
   }
   for (const auto& host : options.lost_nodes)
     losses.push_back({-1, host, "stopped answering (" + status + ")"});
   Report report;
-  std::string error;
   if (fs::exists(json_path)) {
-    auto loaded = load_report(json_path.string(), error);
-    if (!loaded) {
-      std::cerr << "fabricproof report --finalize: " << error << "\n";
+    if (const auto failed = failure_of([&] { report = load_report(json_path.string()); })) {
+      std::cerr << "fabricproof report --finalize: " << *failed << "\n";
       return 2;
     }
-    report = *loaded;
     if (report.finished) {
       std::cout << json_path.string() << ": already final (" << to_string(report.verdict) << "); left as it is\n";
       return exit_code_for(report.verdict);
@@ -75,8 +72,8 @@ int finalize_command(const ReportOptionsCli& options) {
     if (format != "json" && (fs::exists(dir / report_file_name(format)) || format == "md" || asked)) formats.push_back(format);
   }
   for (const auto& format : formats)
-    if (auto written = write_file_atomic((dir / report_file_name(format)).string(), render_report_format(report, format)); !written.empty()) {
-      std::cerr << "fabricproof report --finalize: cannot write: " << written << "\n";
+    if (auto failed = failure_of([&] { write_file_atomic((dir / report_file_name(format)).string(), render_report_format(report, format)); })) {
+      std::cerr << "fabricproof report --finalize: cannot write: " << *failed << "\n";
       return 2;
     }
   std::cout << render_console_summary(report);
@@ -93,10 +90,8 @@ int render_report(const ReportOptionsCli& options) {
     std::cerr << "fabricproof report: " << why << "\n";
     return 2;
   };
-  std::string error;
-  const auto loaded = load_report(options.input, error);
-  if (!loaded) return fail(error);
-  const Report& report = *loaded;
+  Report report;
+  if (const auto failed = failure_of([&] { report = load_report(options.input); })) return fail(*failed);
   const fs::path out = options.out_dir.empty() ? fs::path(options.input).parent_path() : fs::path(options.out_dir);
   std::error_code ec;
   if (!out.empty()) fs::create_directories(out, ec);
@@ -109,17 +104,17 @@ int render_report(const ReportOptionsCli& options) {
     } catch (const std::exception& e) {
       return fail(options.input + ": not a readable report: " + e.what());
     }
-    if (auto written = write_file_atomic(path, content); !written.empty()) return fail("cannot write " + path + ": " + written);
+    if (auto failed = failure_of([&] { write_file_atomic(path, content); })) return fail("cannot write " + path + ": " + *failed);
     std::cout << path << "\n";
   }
   return 0;
 }
 
 int hostfile_command(const std::string& path) {
-  std::string error;
-  const auto text = read_regular_file(path, 1u << 20, error);
+  std::optional<std::string> text;
+  const auto failed = failure_of([&] { text = read_regular_file(path, 1u << 20); });
   if (!text) {
-    std::cerr << path << ": cannot read the hostfile" << (error.empty() ? "" : " (" + error + ")") << "\n";
+    std::cerr << path << ": cannot read the hostfile" << (failed ? " (" + *failed + ")" : "") << "\n";
     return 2;
   }
   const auto parsed = parse_hostfile(*text, path);
@@ -134,7 +129,7 @@ namespace {
 // Why two saved reports cannot be compared ("" when they can): a section of the wrong shape shows
 // only when it is read, so every one is read now, naming the file; and an unfinished run has no
 // verdict to compare: nothing may pass against it or because of it.
-std::string not_comparable(const CompareOptionsCli& options, const Report& baseline, const Report& next) {
+std::optional<std::string> not_comparable(const CompareOptionsCli& options, const Report& baseline, const Report& next) {
   for (const auto& [path, report] : {std::pair{options.baseline, &baseline}, std::pair{options.next, &next}}) {
     try {
       (void)render_report_format(*report, "md");
@@ -146,24 +141,23 @@ std::string not_comparable(const CompareOptionsCli& options, const Report& basel
              (report->in_flight ? report->in_flight->phase + ": " + report->in_flight->step : std::string("unknown")) +
              "); finalise it (fabricproof report --finalize) or rerun";
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace
 
 int compare_reports_command(const CompareOptionsCli& options) {
   namespace fs = std::filesystem;
-  std::string error;
-  const auto baseline = load_report(options.baseline, error);
-  const auto next = baseline ? load_report(options.next, error) : std::nullopt;
+  std::optional<Report> baseline, next;
+  auto failed = failure_of([&] {
+    baseline = load_report(options.baseline);
+    next = load_report(options.next);
+  });
   const auto profile = load_profile(options.profile);
-  if (!profile.profile) error = profile.errors.empty() ? "the profile" : profile.errors.front();
-  if (!baseline || !next || !profile.profile) {
-    std::cerr << "fabricproof compare: " << error << "\n";
-    return 2;
-  }
-  if (const auto why = not_comparable(options, *baseline, *next); !why.empty()) {
-    std::cerr << "fabricproof compare: " << why << "\n";
+  if (!failed && !profile.profile) failed = profile.errors.empty() ? "the profile" : profile.errors.front();
+  if (!failed) failed = not_comparable(options, *baseline, *next);
+  if (failed) {
+    std::cerr << "fabricproof compare: " << *failed << "\n";
     return 2;
   }
   // The comparison as a report of its own: the same writers render it (console, Markdown, JUnit).
@@ -199,8 +193,8 @@ int compare_reports_command(const CompareOptionsCli& options) {
         result.findings);
     for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
              {"compare.json", json_text(j, 2) + "\n"}, {"compare.md", md}, {"compare.html", html}, {"compare-junit.xml", render_junit(result)}})
-      if (auto written = write_file_atomic((fs::path(options.out_dir) / name).string(), content); !written.empty()) {
-        std::cerr << "fabricproof compare: cannot write " << name << ": " << written << "\n";
+      if (auto failed = failure_of([&] { write_file_atomic((fs::path(options.out_dir) / name).string(), content); })) {
+        std::cerr << "fabricproof compare: cannot write " << name << ": " << *failed << "\n";
         return 2;
       }
   }

@@ -12,7 +12,7 @@
 #include "app/inventory_phase.hpp"
 #include "app/uplink_phase.hpp"
 #include "inventory/inventory_rules.hpp"
-#include "core/launch.hpp"
+#include "launch/launch.hpp"
 #include "core/located_error.hpp"
 #include "core/profile.hpp"
 #include "mpi/exchange.hpp"
@@ -57,11 +57,12 @@ struct RunState {
 constexpr double kRollCallSeconds = 10;
 constexpr double kAwaitRootSeconds = 60;
 
-// A phase every rank runs together. `skip_reason` (rank 0, after the inventory) returns why the
-// phase cannot run on this cluster, or "" to run it; the decision is broadcast to every rank.
+// A phase every rank runs together. `cannot_run` (rank 0, after the inventory) says why the phase
+// cannot run on this cluster, if it cannot; the decision is broadcast to every rank.
+using Reason = std::optional<std::string>;
 struct Phase {
   const char* name;
-  std::function<std::string(const RunState&)> skip_reason;
+  std::function<Reason(const RunState&)> cannot_run;
   std::function<void(RunState&, PhaseRecord&)> run;
 };
 
@@ -73,13 +74,11 @@ void say(const RunState& s, const std::string& line) {
     std::cout << "[fabricproof] " << line << std::endl;
 }
 
-// report.json first, then the other formats; the first error, "" when all were written.
-std::string write_report_files(const std::string& out_dir, const std::vector<std::string>& formats, const Report& report) {
-  std::string error = write_file_atomic((fs::path(out_dir) / "report.json").string(), render_report_format(report, "json"));
+// report.json first, then the other formats; the first failure stops the rest.
+void write_report_files(const std::string& out_dir, const std::vector<std::string>& formats, const Report& report) {
+  write_file_atomic((fs::path(out_dir) / "report.json").string(), render_report_format(report, "json"));
   for (const auto& format : formats)
-    if (error.empty() && format != "json")
-      error = write_file_atomic((fs::path(out_dir) / report_file_name(format)).string(), render_report_format(report, format));
-  return error;
+    if (format != "json") write_file_atomic((fs::path(out_dir) / report_file_name(format)).string(), render_report_format(report, format));
 }
 
 // Every write but the last says "incomplete" (Report::finished); only the final one carries the
@@ -92,10 +91,9 @@ void write_report(RunState& s, bool final) {
     report.finished_at = utc_timestamp();
     report.in_flight.reset();
   }
-  const auto error = write_report_files(s.options.out_dir, s.options.formats, report);
-  if (!error.empty()) {
-    std::cerr << "fabricproof: cannot write the report: " << error << "\n";
-    s.write_error = error;
+  if (const auto failed = failure_of([&] { write_report_files(s.options.out_dir, s.options.formats, report); })) {
+    std::cerr << "fabricproof: cannot write the report: " << *failed << "\n";
+    s.write_error = *failed;
   }
 }
 
@@ -109,8 +107,8 @@ void note_step(RunState& s, const std::string& phase, const std::string& step, b
   s.last_in_flight_write = now;
   s.report.finished = false;
   s.report.verdict = s.report.overall();
-  const auto error = write_file_atomic((fs::path(s.options.out_dir) / "report.json").string(), render_report_format(s.report, "json"));
-  if (!error.empty()) s.write_error = error;
+  const auto path = (fs::path(s.options.out_dir) / "report.json").string();
+  if (const auto failed = failure_of([&] { write_file_atomic(path, render_report_format(s.report, "json")); })) s.write_error = *failed;
 }
 
 mpi::Clock::time_point deadline_of(const RunOptions& o) { return mpi::deadline_in(o.timeout_s); }
@@ -134,14 +132,14 @@ int nodes_with_gpu(const ClusterFacts& cluster) {
   return count;
 }
 
-std::string fabric_skip_reason(const RunState& s) {
+Reason fabric_skip_reason(const RunState& s) {
   if (!FABRICPROOF_HAVE_VERBS) return "built without libibverbs (FABRICPROOF_WITH_VERBS)";
   const int active = nodes_with_active_port(s.cluster, s.profile);
   int devices = 0;
   for (const auto& n : s.cluster.nodes) devices += static_cast<int>(n.rdma_devices.size());
   if (devices == 0) return "no RDMA device on any node";
   if (active < 2) return fmt::format("needs two nodes with an ACTIVE RDMA port; {} node(s) have one", active);
-  return "";
+  return std::nullopt;
 }
 
 // A phase's findings into the report, and its record: the worst verdict (only skips: pass).
@@ -223,20 +221,21 @@ std::vector<Phase> phases() {
   return {
       {"verbs", fabric_skip_reason, run_verbs},
       {"gpudirect",
-       [](const RunState& s) {
-         if (!FABRICPROOF_HAVE_CUDA) return std::string("built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)");
-         if (nodes_with_gpu(s.cluster) == 0) return std::string("no CUDA GPU on any node");
-         if (auto reason = fabric_skip_reason(s); !reason.empty()) return reason;
+       [](const RunState& s) -> Reason {
+         if (!FABRICPROOF_HAVE_CUDA) return "built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)";
+         if (nodes_with_gpu(s.cluster) == 0) return "no CUDA GPU on any node";
+         if (auto reason = fabric_skip_reason(s)) return reason;
          const int with_gpu = nodes_with_gpu(s.cluster);
-         return with_gpu < 2 ? fmt::format("needs two nodes with a CUDA GPU; {} node(s) have one", with_gpu) : std::string();
+         if (with_gpu < 2) return fmt::format("needs two nodes with a CUDA GPU; {} node(s) have one", with_gpu);
+         return std::nullopt;
        },
        run_gpudirect},
       {"collectives",
-       [](const RunState& s) { return choose_collective_engine(s.options.collectives, s.cluster).second; },
+       [](const RunState& s) { return choose_collective_engine(s.options.collectives, s.cluster).cannot_run; },
        run_collectives},
       {"nccl_audit",
-       [](const RunState& s) {
-         if (!s.nccl_logs.empty()) return std::string();
+       [](const RunState& s) -> Reason {
+         if (!s.nccl_logs.empty()) return std::nullopt;
          const auto& coll = s.report.collectives;
          const auto missing = coll ? coll->nccl_logs_missing : std::vector<std::string>{};
          std::string why = !missing.empty() ? missing.front() + (missing.size() > 1 ? fmt::format(" (and {} more)", missing.size() - 1) : "")
@@ -245,7 +244,7 @@ std::vector<Phase> phases() {
          return fmt::format("no NCCL logs to audit: {}; pass --nccl-logs FILE... to audit the logs of your own NCCL runs", why);
        },
        run_nccl_audit},
-      {"uplink", [](const RunState&) { return std::string(); }, run_uplink},
+      {"uplink", [](const RunState&) -> Reason { return std::nullopt; }, run_uplink},
   };
 }
 
@@ -308,7 +307,7 @@ void run_inventory(RunState& s) {
   for (int r : silent) {
     names += (names.empty() ? "" : ", ") + session.rank_label(r);
     s.report.findings.push_back(
-        {CheckId::rank_lost, session.rank_label(r), Verdict::error,
+        {CheckId::rank_lost, Subject::rank(r, session.rank_label(r)), Verdict::error,
          {{"rank", r}, {"host", session.host_of(r)}, {"phase", phase}, {"step", step}, {"what", lost.what()}},
          "an answer within the deadline",
          "every rank answers every exchange within its deadline (--timeout, --verbs-timeout, --collective-timeout)",
@@ -342,16 +341,17 @@ void run_inventory(RunState& s) {
 // only one rank saw (its adapter failed) would otherwise stay in that rank's stderr. A rank that
 // does not deliver stopped answering (mpi::Lost, end_lost), which is not the same as an error.
 // An error every rank agreed on (the same words as rank 0's) is already rank 0's own.
-void collect_rank_errors(RunState& s, const std::string& phase, const std::string& mine, PhaseRecord& record) {
+void collect_rank_errors(RunState& s, const std::string& phase, const std::optional<std::string>& mine, PhaseRecord& record) {
   auto& session = s.session;
-  const auto gathered = mpi::gather_to_root(session, mine, deadline_of(s.options), "the errors of the " + phase + " phase");
+  const auto gathered = mpi::gather_message(session, mine, deadline_of(s.options), "the errors of the " + phase + " phase");
   if (!session.is_root()) return;
   gathered.require_all(session, "the errors of the " + phase + " phase");
   for (size_t rank = 1; rank < gathered.parts.size(); ++rank) {
-    const std::string& text = gathered.parts[rank].value_or("");
-    if (text.empty() || text == mine) continue;
+    const auto& theirs = gathered.parts[rank];
+    if (!theirs || !*theirs || *theirs == mine) continue;  // silent (named by require_all), no error, or rank 0's own
+    const std::string& text = **theirs;
     const int r = static_cast<int>(rank);
-    s.report.findings.push_back({CheckId::rank_error, session.rank_label(r), Verdict::error,
+    s.report.findings.push_back({CheckId::rank_error, Subject::rank(r, session.rank_label(r)), Verdict::error,
                                  {{"rank", r}, {"host", session.host_of(r)}, {"phase", phase}, {"error", text}},
                                  "the phase completes on every rank", "every rank completes every phase it runs without an error",
                                  "This rank raised an error (it still answers): read its words in measured.error, then that host's adapter "
@@ -380,14 +380,14 @@ void run_phases(RunState& s) {
   if (session.is_root()) write_report(s, false);
 
   for (const auto& phase : phases()) {
-    std::string reason;
-    if (session.is_root()) reason = wanted(options, phase.name) ? phase.skip_reason(s) : "not selected with --phases";
-    const auto decision = mpi::broadcast_from_root(session, reason, deadline_of(options), "the decision to run " + std::string(phase.name));
-    PhaseRecord record{phase.name, not_run_verdict(s, phase.name), decision, 0};
+    Reason reason;
+    if (session.is_root()) reason = wanted(options, phase.name) ? phase.cannot_run(s) : "not selected with --phases";
+    const auto decision = mpi::broadcast_message(session, reason, deadline_of(options), "the decision to run " + std::string(phase.name));
+    PhaseRecord record{phase.name, not_run_verdict(s, phase.name), decision.value_or(""), 0};
     s.phase_started = SteadyClock::now();
-    if (decision.empty() && phase.run) {
+    if (!decision && phase.run) {
       say(s, fmt::format("{}: starting", phase.name));
-      std::string error;  // this rank's own words, for collect_rank_errors
+      std::optional<std::string> error;  // this rank's own words, for collect_rank_errors
       try {
         session.set_step(phase.name, "starting");
         phase.run(s, record);
@@ -459,9 +459,9 @@ std::optional<ClusterSpec> load_run_spec(const RunOptions& options, Report& repo
 }
 
 // Rank 0, before any rank waits on another: the report's head, the profile and the spec (their
-// errors as findings), and the output directory, cleared of an earlier run's files. Returns why
-// --out cannot be written, "" when it can.
-std::string prepare_on_root(RunState& s, RunOptions& options, const std::vector<std::string>& command) {
+// errors as findings), and the output directory, cleared of an earlier run's files. Why --out
+// cannot be written, if it cannot.
+std::optional<std::string> prepare_on_root(RunState& s, RunOptions& options, const std::vector<std::string>& command) {
   s.report.started_at = utc_timestamp();
   s.report.command = command;
   s.report.build = build_section();
@@ -481,12 +481,12 @@ std::string prepare_on_root(RunState& s, RunOptions& options, const std::vector<
   s.spec = load_run_spec(options, s.report);
   if (s.spec) options.collectives.nccl_required = spec_needs_nccl(*s.spec);
   // Before any measurement: a report that cannot be written would make the whole run worthless.
-  const auto out_error = check_output_directory(options.out_dir);
-  if (!out_error.empty()) std::cerr << "fabricproof: --out " << out_error << "\n";
+  const auto out_error = failure_of([&] { check_output_directory(options.out_dir); });
+  if (out_error) std::cerr << "fabricproof: --out " << *out_error << "\n";
   // An earlier run's files never outlive the start of this one: report.json is written anew at
   // once (incomplete), and a format this run does not write (report.prom) must not stay behind.
   std::error_code ec;
-  if (out_error.empty())
+  if (!out_error)
     for (const auto& format : kReportFormats) fs::remove(fs::path(options.out_dir) / report_file_name(format), ec);
   s.session.set_step_listener([&s](const std::string& phase, const std::string& step, bool major) { note_step(s, phase, step, major); });
   return out_error;
@@ -498,7 +498,7 @@ int run(const RunOptions& given, const std::vector<std::string>& command, mpi::S
   RunOptions options = given;  // rank 0 adds what the spec requires (the collective engine's choice)
   RunState s{options, session, default_profile(), true};
   s.nccl_logs = options.nccl_logs;
-  const std::string out_error = session.is_root() ? prepare_on_root(s, options, command) : "";
+  const auto out_error = session.is_root() ? prepare_on_root(s, options, command) : std::nullopt;
   try {
     session.set_step("start", "waiting for every rank to start");
     mpi::share_hosts(session, deadline_of(options));
@@ -506,7 +506,7 @@ int run(const RunOptions& given, const std::vector<std::string>& command, mpi::S
     // whether the run can go on at all.
     const auto shared = mpi::broadcast_message(session, mpi::RunPlanMessage{s.profile_ok, s.profile.effective, out_error}, deadline_of(options),
                                                "the run plan");
-    if (!shared.out_error.empty()) return 2;
+    if (shared.out_error) return 2;
     if (!session.is_root() && shared.ok) {  // every rank judges and plans with rank 0's profile
       auto loaded = load_profile_text(json_text(shared.profile), "rank 0's profile");
       if (loaded.profile) s.profile = *loaded.profile;
@@ -539,8 +539,8 @@ int write_error_report(const std::string& out_dir, const std::vector<std::string
   fs::create_directories(out_dir, ec);
   report.finished_at = utc_timestamp();
   report.verdict = report.overall();
-  const auto error = write_report_files(out_dir, {"json", "md", "html"}, report);
-  if (!error.empty()) std::cerr << "fabricproof: cannot write the report: " << error << "\n";
+  if (const auto failed = failure_of([&] { write_report_files(out_dir, {"json", "md", "html"}, report); }))
+    std::cerr << "fabricproof: cannot write the report: " << *failed << "\n";
   return 2;
 }
 

@@ -17,11 +17,11 @@ namespace fabricproof::app {
 namespace {
 
 int draft_command(const SpecOptionsCli& o) {
-  std::string error;
-  const auto report = load_report(o.from, error);
+  std::optional<Report> report;
+  const auto unreadable = failure_of([&] { report = load_report(o.from); });
   const auto profile = load_profile(o.profile);
-  if (!report || !profile.profile) {
-    std::cerr << "fabricproof spec draft: " << (report ? profile.errors.front() : error) << "\n";
+  if (unreadable || !profile.profile) {
+    std::cerr << "fabricproof spec draft: " << (unreadable ? *unreadable : profile.errors.front()) << "\n";
     return 2;
   }
   if (!report->finished) {
@@ -43,8 +43,8 @@ int draft_command(const SpecOptionsCli& o) {
     std::cout << text;
     return 0;
   }
-  if (const auto written = write_file_atomic(o.out, text); !written.empty()) {
-    std::cerr << "fabricproof spec draft: cannot write " << o.out << ": " << written << "\n";
+  if (const auto failed = failure_of([&] { write_file_atomic(o.out, text); })) {
+    std::cerr << "fabricproof spec draft: cannot write " << o.out << ": " << *failed << "\n";
     return 2;
   }
   std::cout << o.out << "\n";

@@ -234,12 +234,8 @@ struct UplinkCli {
 
   // Targets parsed, the phase and its targets given together.
   std::optional<Invalid> finish(RunOptions& run) const {
-    for (const auto& text : targets) {
-      std::string error;
-      auto target = parse_uplink_target(text, error);
-      if (!target) return invalid("--uplink-target: " + error);
-      run.uplink.targets.push_back(*target);
-    }
+    for (const auto& text : targets)
+      if (auto failed = failure_of([&] { run.uplink.targets.push_back(parse_uplink_target(text)); })) return invalid("--uplink-target: " + *failed);
     run.uplink.seconds = seconds;
     if (flows > 0) run.uplink.flows = flows;
     if (need_gbps > 0) run.uplink.need_gbps = need_gbps;

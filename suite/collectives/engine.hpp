@@ -1,9 +1,10 @@
 #pragma once
 // The collective engine interface the sweep harness drives: an engine owns its buffers and its
 // communicator for one group of ranks; the harness owns sizes, timing agreement and rows.
-// Engines report errors as text instead of throwing, so that every rank of the group still reaches
-// the harness's agreement step (no exception crosses an MPI collective; design.md). The one
-// exception is mpi::Lost: a wait on another rank passed its deadline, and the run ends.
+// An engine's call that fails throws a LocatedError (core/located_error.hpp); the harness catches
+// it right there (failure_of), before the group's agreement step, so that every rank still reaches
+// that step (no exception crosses an MPI collective; design.md). mpi::Lost is not caught: a wait
+// on another rank passed its deadline, and the run ends.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,11 +32,11 @@ class Engine {
   virtual std::string timing() const = 0;
   virtual bool supports_in_place(CollOp op) const = 0;
   // Writes this rank's input pattern (collectives/collective_data.hpp) and clears the output.
-  virtual std::string fill(const CollCall& call) = 0;
-  // Runs `calls` calls back to back; *seconds is the time they took on this rank.
-  virtual std::string run(const CollCall& call, int calls, double* seconds) = 0;
-  // Counts output elements that differ from the expected result.
-  virtual std::string count_wrong(const CollCall& call, uint64_t* wrong) = 0;
+  virtual void fill(const CollCall& call) = 0;
+  // Runs `calls` calls back to back; the seconds they took on this rank.
+  virtual double run(const CollCall& call, int calls) = 0;
+  // The output elements that differ from the expected result.
+  virtual uint64_t count_wrong(const CollCall& call) = 0;
   // The run is ending after mpi::Lost: give up the communicator without waiting on any peer.
   virtual void abandon() {}
 };

@@ -8,6 +8,7 @@
 
 #include "collectives/engine.hpp"
 #include "collectives/collective_data.hpp"
+#include "core/located_error.hpp"
 #include "mpi/exchange.hpp"
 
 namespace fabricproof::collectives {
@@ -24,12 +25,13 @@ MPI_Datatype mpi_type(DataType t) {
 
 MPI_Op mpi_op(ReduceOp op) { return op == ReduceOp::max ? MPI_MAX : op == ReduceOp::min ? MPI_MIN : MPI_SUM; }
 
-std::string mpi_error(const char* call, int code) {
-  if (code == MPI_SUCCESS) return "";
+// A failed MPI call (the group's error handler returns codes) as a LocatedError naming the call.
+void check_mpi(const char* call, int code) {
+  if (code == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  return fmt::format("{}: {}", call, std::string(text, static_cast<size_t>(length)));
+  throw LocatedError("", fmt::format("{}: {}", call, std::string(text, static_cast<size_t>(length))));
 }
 
 constexpr uint64_t kMaxCount = 2147483647;  // INT_MAX: MPI-3 counts
@@ -50,30 +52,27 @@ class MpiEngine : public Engine {
   // reduce_scatter lands at the start of the buffer, not at rank x chunk); MPI_Bcast is always in place.
   bool supports_in_place(CollOp op) const override { return collective_op(op).mpi_in_place; }
 
-  std::string fill(const CollCall& call) override {
+  void fill(const CollCall& call) override {
     switch (call.dtype) {
       case DataType::float32: return fill_as<float>(call);
       case DataType::float64: return fill_as<double>(call);
       case DataType::int32: return fill_as<int32_t>(call);
     }
-    return "unknown data type";
   }
 
-  std::string run(const CollCall& call, int calls, double* seconds) override {
+  double run(const CollCall& call, int calls) override {
     const double start = MPI_Wtime();
-    for (int i = 0; i < calls; ++i)
-      if (auto error = call_once(call); !error.empty()) return error;
-    *seconds = MPI_Wtime() - start;
-    return "";
+    for (int i = 0; i < calls; ++i) call_once(call);
+    return MPI_Wtime() - start;
   }
 
-  std::string count_wrong(const CollCall& call, uint64_t* wrong) override {
+  uint64_t count_wrong(const CollCall& call) override {
     switch (call.dtype) {
-      case DataType::float32: *wrong = wrong_as<float>(call); break;
-      case DataType::float64: *wrong = wrong_as<double>(call); break;
-      case DataType::int32: *wrong = wrong_as<int32_t>(call); break;
+      case DataType::float32: return wrong_as<float>(call);
+      case DataType::float64: return wrong_as<double>(call);
+      case DataType::int32: return wrong_as<int32_t>(call);
     }
-    return "";
+    return 0;
   }
 
  private:
@@ -81,42 +80,40 @@ class MpiEngine : public Engine {
   // MPI counts are int: allreduce and broadcast of more than 2^31-1 elements go as several calls
   // on consecutive pieces (element-wise ops, so the result is the same); the per-rank counts of
   // the others are bounded by the plan (max_call_bytes).
-  std::string call_once(const CollCall& c) {
+  void call_once(const CollCall& c) {
     std::vector<MPI_Request> requests;
     const bool whole_buffer = collective_op(c.op).mpi_whole_buffer;
     const auto pieces = whole_buffer ? split_count(c.chunk, kMaxCount) : std::vector<std::pair<uint64_t, uint64_t>>{{0, c.chunk}};
     for (const auto& [offset, count] : pieces) {
-      if (count > kMaxCount) return fmt::format("{} elements per rank: more than one MPI call can take", count);
+      if (count > kMaxCount) throw LocatedError("", fmt::format("{} elements per rank: more than one MPI call can take", count));
       requests.push_back(MPI_REQUEST_NULL);
-      if (auto error = post(c, offset, static_cast<int>(count), &requests.back()); !error.empty()) return error;
+      post(c, offset, static_cast<int>(count), &requests.back());
     }
     mpi::wait_all(session_, requests.data(), static_cast<int>(requests.size()), mpi::deadline_in(timeout_s_),
                   fmt::format("MPI {} of {} elements", to_string(c.op), c.chunk), buffers_, mpi::Poll::busy);
-    return "";
   }
 
-  std::string post(const CollCall& c, uint64_t offset, int count, MPI_Request* request) {
+  void post(const CollCall& c, uint64_t offset, int count, MPI_Request* request) {
     const auto type = mpi_type(c.dtype);
     const size_t skip = offset * static_cast<size_t>(size_of(c.dtype));
     void* in = c.in_place ? MPI_IN_PLACE : send_data() + skip;
     void* out = recv_data() + skip;
     switch (c.op) {
-      case CollOp::allreduce: return mpi_error("MPI_Iallreduce", MPI_Iallreduce(in, out, count, type, mpi_op(c.redop), comm_, request));
-      case CollOp::allgather: return mpi_error("MPI_Iallgather", MPI_Iallgather(in, count, type, out, count, type, comm_, request));
+      case CollOp::allreduce: return check_mpi("MPI_Iallreduce", MPI_Iallreduce(in, out, count, type, mpi_op(c.redop), comm_, request));
+      case CollOp::allgather: return check_mpi("MPI_Iallgather", MPI_Iallgather(in, count, type, out, count, type, comm_, request));
       case CollOp::reduce_scatter:
-        return mpi_error("MPI_Ireduce_scatter_block",
+        return check_mpi("MPI_Ireduce_scatter_block",
                          MPI_Ireduce_scatter_block(c.in_place ? MPI_IN_PLACE : send_data(), out, count, type, mpi_op(c.redop), comm_, request));
-      case CollOp::broadcast: return mpi_error("MPI_Ibcast", MPI_Ibcast(out, count, type, 0, comm_, request));
-      case CollOp::alltoall: return mpi_error("MPI_Ialltoall", MPI_Ialltoall(send_data(), count, type, out, count, type, comm_, request));
+      case CollOp::broadcast: return check_mpi("MPI_Ibcast", MPI_Ibcast(out, count, type, 0, comm_, request));
+      case CollOp::alltoall: return check_mpi("MPI_Ialltoall", MPI_Ialltoall(send_data(), count, type, out, count, type, comm_, request));
     }
-    return "unknown collective";
   }
 
   // The input goes to the send buffer, or into the output buffer where the in-place form (and
   // MPI_Bcast, which has no separate send buffer) reads it. The rest of the output is zeroed: no
   // expected element is 0, so an output the call never wrote cannot pass.
   template <typename T>
-  std::string fill_as(const CollCall& c) {
+  void fill_as(const CollCall& c) {
     const uint64_t in_count = coll_input_elements(c.op, c.chunk, ranks_);
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
     auto* out = reinterpret_cast<T*>(recv_data());
@@ -124,11 +121,10 @@ class MpiEngine : public Engine {
     T* in = reinterpret_cast<T*>(send_data());
     if (c.in_place) in = out + coll_in_place_offset(c.op, rank_, c.chunk);
     if (c.op == CollOp::broadcast) {
-      if (rank_ != 0) return "";
+      if (rank_ != 0) return;
       in = out;
     }
     coll_fill_input(in, in_count, rank_);
-    return "";
   }
 
   template <typename T>

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <thread>
 
 #include "collectives/nccl_library.hpp"
 #include "collectives/collective_data.hpp"
+#include "core/located_error.hpp"
 #include "kernels/collective.hpp"
 #include "mpi/exchange.hpp"
 
@@ -31,9 +33,16 @@ ncclDataType_t nccl_type(DataType t) {
 
 ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::max ? ncclMax : op == ReduceOp::min ? ncclMin : ncclSum; }
 
-std::string cuda_error(const char* call, cudaError_t e) {
-  return e == cudaSuccess ? "" : fmt::format("{}: {}: {}", call, cudaGetErrorName(e), cudaGetErrorString(e));
+// A failed CUDA call as a LocatedError naming the call and the GPU.
+void check_cuda(const char* call, cudaError_t e) {
+  if (e == cudaSuccess) return;
+  int device = -1;
+  cudaGetDevice(&device);
+  throw LocatedError(fmt::format("GPU {}", device), fmt::format("{}: {}: {}", call, cudaGetErrorName(e), cudaGetErrorString(e)));
 }
+
+// A failure of the communicator (NCCL's words, with its last error).
+[[noreturn]] void nccl_failure(const std::string& what) { throw LocatedError("", what); }
 
 // Owners of this rank's CUDA objects, freed in reverse order of declaration.
 struct DeviceFree {
@@ -76,32 +85,31 @@ class Communicator {
   ncclComm_t get() const { return comm_; }
   bool blocking() const { return blocking_; }
 
-  std::string init(int ranks, const ncclUniqueId& id, int rank) {
+  void init(int ranks, const ncclUniqueId& id, int rank) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     const ncclResult_t r = watched("ncclCommInitRankConfig", [&] { return nccl_->CommInitRankConfig(&comm_, ranks, id, rank, &config); });
     if (r != ncclSuccess && r != ncclInProgress) {
       comm_ = nullptr;
-      return fmt::format("ncclCommInitRankConfig: {}", nccl_->GetErrorString(r));
+      nccl_failure(fmt::format("ncclCommInitRankConfig: {}", nccl_->GetErrorString(r)));
     }
-    return settle("ncclCommInitRankConfig");
+    settle("ncclCommInitRankConfig");
   }
 
   // Every rank of the group calls it, or none (the split is collective). Replaces the
   // communicator with its blocking child, then ends the parent.
-  std::string split_blocking(int rank) {
+  void split_blocking(int rank) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 1;
     ncclComm_t child = nullptr;
     const ncclResult_t r = watched("ncclCommSplit", [&] { return nccl_->CommSplit(comm_, 0, rank, &child, &config); });
-    if (r != ncclSuccess && r != ncclInProgress) return fmt::format("ncclCommSplit: {} ({})", nccl_->GetErrorString(r), nccl_->GetLastError(comm_));
+    if (r != ncclSuccess && r != ncclInProgress) nccl_failure(fmt::format("ncclCommSplit: {} ({})", nccl_->GetErrorString(r), nccl_->GetLastError(comm_)));
     // The parent's state is the split's (its group job); the child is written when it completes.
-    if (auto e = settle("ncclCommSplit"); !e.empty()) return e;
-    if (!child) return "ncclCommSplit: no communicator";
+    settle("ncclCommSplit");
+    if (!child) nccl_failure("ncclCommSplit: no communicator");
     end();
     comm_ = child;
     blocking_ = true;
-    return "";
   }
 
   // Abort (which also frees it): after an error or a lost peer, nothing more is called on it.
@@ -111,21 +119,21 @@ class Communicator {
     comm_ = nullptr;
   }
 
-  // Polls the communicator until it leaves ncclInProgress; an error or the deadline is returned.
+  // Polls the communicator until it leaves ncclInProgress; an error or the deadline is a failure.
   // busy: yield between polls (a timed enqueue); relaxed: sleep (init and finalize take seconds).
   enum class Settle { busy, relaxed };
-  std::string settle(const char* what, Settle how = Settle::relaxed) const {
+  void settle(const char* what, Settle how = Settle::relaxed) const {
     const auto deadline = Clock::now() + timeout_;
     ncclResult_t state = ncclInProgress;
     while (true) {
       if (nccl_->CommGetAsyncError(comm_, &state) != ncclSuccess || state != ncclInProgress) break;
-      if (Clock::now() > deadline) return fmt::format("{}: not done after {} s", what, timeout_.count());
+      if (Clock::now() > deadline) nccl_failure(fmt::format("{}: not done after {} s", what, timeout_.count()));
       if (how == Settle::busy)
         std::this_thread::yield();
       else
         std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
-    return state == ncclSuccess ? "" : fmt::format("{}: {} ({})", what, nccl_->GetErrorString(state), nccl_->GetLastError(comm_));
+    if (state != ncclSuccess) nccl_failure(fmt::format("{}: {} ({})", what, nccl_->GetErrorString(state), nccl_->GetLastError(comm_)));
   }
 
  private:
@@ -142,7 +150,7 @@ class Communicator {
   void end() {
     if (!comm_) return;
     const ncclResult_t r = watched("ncclCommFinalize", [&] { return nccl_->CommFinalize(comm_); });
-    if (r == ncclSuccess || (r == ncclInProgress && settle("ncclCommFinalize").empty())) {
+    if (r == ncclSuccess || (r == ncclInProgress && !failure_of([&] { settle("ncclCommFinalize"); }))) {
       watched("ncclCommDestroy", [&] { return nccl_->CommDestroy(comm_); });
       comm_ = nullptr;
     } else {
@@ -160,11 +168,11 @@ class Communicator {
 class NcclEngine : public Engine {
  public:
   NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s)
-      : session_(session), nccl_(nccl_library(&nccl_missing_)), timeout_(std::chrono::duration<double>(timeout_s)), comm_(nccl_, session, timeout_) {
+      : session_(session), nccl_(library_or_null()), timeout_(std::chrono::duration<double>(timeout_s)), comm_(nccl_, session, timeout_) {
     rank_ = mpi::rank_in(group);
     ranks_ = mpi::size_of(group);
     max_bytes_ = max_bytes;
-    error_ = setup(session, group, device, max_bytes);
+    failure_ = setup(session, group, device, max_bytes);
   }
 
   std::string name() const override { return "nccl"; }
@@ -173,16 +181,16 @@ class NcclEngine : public Engine {
 
   // Only the root writes a broadcast's input: a non-root rank's buffer stays zero until the call
   // delivers (in place, a rank's own pattern there would hide a broadcast that never arrived).
-  std::string fill(const CollCall& c) override {
-    if (!error_.empty()) return error_;
+  void fill(const CollCall& c) override {
+    refuse_after_failure();
     const uint64_t in_count = c.op == CollOp::broadcast && rank_ != 0 ? 0 : coll_input_elements(c.op, c.chunk, ranks_);
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    return kernels::fill_collective(input(c, 0), in_count, output(c, 0), out_count, c.dtype, rank_, stream_.get());
+    kernels::fill_collective(input(c, 0), in_count, output(c, 0), out_count, c.dtype, rank_, stream_.get());
   }
 
-  std::string run(const CollCall& c, int calls, double* seconds) override {
-    if (!error_.empty()) return error_;
-    if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(start_.get(), stream_.get())); !e.empty()) return e;
+  double run(const CollCall& c, int calls) override {
+    refuse_after_failure();
+    check_cuda("cudaEventRecord", cudaEventRecord(start_.get(), stream_.get()));
     // All calls enqueued back to back between one event pair, as nccl-tests times them. A call on
     // a non-blocking communicator (no ncclCommSplit, or NCCL_COMM_BLOCKING=0 in the environment)
     // may return ncclInProgress: it is settled with a busy poll, not a sleep.
@@ -194,35 +202,39 @@ class NcclEngine : public Engine {
       for (int i = 0; i < calls; ++i) {
         const ncclResult_t r = enqueue(c, coll_call_offset(span, max_bytes_, i));
         if (r == ncclInProgress) {
-          if (auto e = comm_.settle("enqueue", Communicator::Settle::busy); !e.empty()) return fail(e);
+          if (auto e = failure_of([&] { comm_.settle("enqueue", Communicator::Settle::busy); })) fail(*e);
         } else if (r != ncclSuccess) {
-          return fail(fmt::format("{}: {} ({})", to_string(c.op), nccl_->GetErrorString(r), nccl_->GetLastError(comm_.get())));
+          fail(fmt::format("{}: {} ({})", to_string(c.op), nccl_->GetErrorString(r), nccl_->GetLastError(comm_.get())));
         }
       }
     }
-    if (auto e = cuda_error("cudaEventRecord", cudaEventRecord(stop_.get(), stream_.get())); !e.empty()) return e;
-    if (auto e = wait(stop_.get()); !e.empty()) return fail(e);
+    check_cuda("cudaEventRecord", cudaEventRecord(stop_.get(), stream_.get()));
+    if (auto e = failure_of([&] { wait(stop_.get()); })) fail(*e);
     float ms = 0;
-    if (auto e = cuda_error("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start_.get(), stop_.get())); !e.empty()) return e;
-    *seconds = ms / 1e3;
-    return "";
+    check_cuda("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+    return ms / 1e3;
   }
 
   void abandon() override {
     comm_.abort();
-    error_ = "abandoned";
+    failure_ = "abandoned";
   }
 
-  std::string count_wrong(const CollCall& c, uint64_t* wrong) override {
-    if (!error_.empty()) return error_;
+  uint64_t count_wrong(const CollCall& c) override {
+    refuse_after_failure();
     const uint64_t out_count = coll_output_elements(c.op, c.chunk, ranks_);
-    return kernels::count_collective_wrong(output(c, 0), out_count, c.op, c.redop, c.dtype, rank_, ranks_, c.chunk, wrong, stream_.get());
+    return kernels::count_collective_wrong(output(c, 0), out_count, c.op, c.redop, c.dtype, rank_, ranks_, c.chunk, stream_.get());
   }
 
  private:
-  // CUDA resources of this rank; "" or the first error.
-  std::string allocate(int device, uint64_t max_bytes) {
-    if (auto e = cuda_error("cudaSetDevice", cudaSetDevice(device)); !e.empty()) return e;
+  // After a failure of the communicator (or of the setup) every call is refused with it.
+  void refuse_after_failure() const {
+    if (failure_) throw LocatedError("", *failure_);
+  }
+
+  // CUDA resources of this rank.
+  void allocate(int device, uint64_t max_bytes) {
+    check_cuda("cudaSetDevice", cudaSetDevice(device));
     // The buffers come from ncclMemAlloc where NCCL has it, as nccl-tests (>= NCCL 2.19) takes
     // them: memory NCCL can register and map (user buffer registration, NVLink SHARP). On one
     // H200 the choice did not move a 1-rank allreduce (scripts/gpu-check's timing probe).
@@ -234,42 +246,44 @@ class NcclEngine : public Engine {
       void* p = nullptr;
       if (nccl_memory) {
         if (const ncclResult_t r = nccl_->MemAlloc(&p, max_bytes); r != ncclSuccess)
-          return fmt::format("ncclMemAlloc of {} bytes: {}", max_bytes, nccl_->GetErrorString(r));
+          nccl_failure(fmt::format("ncclMemAlloc of {} bytes: {}", max_bytes, nccl_->GetErrorString(r)));
         *buffer = DeviceBuffer(p, DeviceFree{nccl_->MemFree});
       } else {
-        if (auto e = cuda_error("cudaMalloc", cudaMalloc(&p, max_bytes)); !e.empty()) return e;
+        check_cuda("cudaMalloc", cudaMalloc(&p, max_bytes));
         buffer->reset(p);
       }
     }
     cudaStream_t stream = nullptr;
-    if (auto e = cuda_error("cudaStreamCreate", cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); !e.empty()) return e;
+    check_cuda("cudaStreamCreate", cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     stream_.reset(stream);
     for (Event* event : {&start_, &stop_}) {
       cudaEvent_t created = nullptr;
-      if (auto e = cuda_error("cudaEventCreate", cudaEventCreate(&created)); !e.empty()) return e;
+      check_cuda("cudaEventCreate", cudaEventCreate(&created));
       event->reset(created);
     }
-    return "";
   }
 
-  std::string setup(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes) {
-    std::string mine = nccl_ ? allocate(device, max_bytes) : nccl_missing_;
+  // The communicator and its buffers; the group's agreed failure, if any (kept by the engine,
+  // which then refuses every call with it).
+  std::optional<std::string> setup(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes) {
+    // Without a loadable NCCL, nccl_library() says why again.
+    std::optional<std::string> mine = nccl_ ? failure_of([&] { allocate(device, max_bytes); }) : failure_of([] { nccl_library(); });
     ncclUniqueId id{};
-    if (rank_ == 0 && mine.empty())
+    if (rank_ == 0 && !mine)
       if (const ncclResult_t got = nccl_->GetUniqueId(&id); got != ncclSuccess) mine = fmt::format("ncclGetUniqueId: {}", nccl_->GetErrorString(got));
     // Every rank makes both calls whatever failed locally, so that no rank waits for another that
     // gave up; a CUDA or NCCL error of any rank is agreed, and then no rank creates the communicator.
     const auto deadline = mpi::deadline_in(timeout_.count());
     mpi::broadcast_bytes(session, group, &id, sizeof(id), 0, deadline, "the NCCL unique id");
-    if (auto agreed = mpi::agree_on_error(session, group, mine, deadline); !agreed.empty()) return agreed;
+    if (auto agreed = mpi::agree_on_error(session, group, mine, deadline)) return agreed;
     // The init's result is agreed too: the split that follows is collective, and so is the check
     // that every rank can make it (a node with an older NCCL keeps all on the parent).
-    const std::string init_error = comm_.init(ranks_, id, rank_);
+    const auto init_failure = failure_of([&] { comm_.init(ranks_, id, rank_); });
     const auto after_init = mpi::deadline_in(timeout_.count());
-    if (auto agreed = mpi::agree_on_error(session, group, init_error, after_init); !agreed.empty()) return fail(agreed);
+    if (auto agreed = mpi::agree_on_error(session, group, init_failure, after_init)) return ended(*agreed);
     const uint64_t can_split = nccl_->CommSplit != nullptr;
     if (mpi::allreduce(session, group, can_split, MPI_MIN, after_init, "whether every rank has ncclCommSplit") == 1)
-      if (auto e = comm_.split_blocking(rank_); !e.empty()) return fail(e);
+      if (auto e = failure_of([&] { comm_.split_blocking(rank_); })) return ended(*e);
     // NCCL_COMM_BLOCKING in the environment overrides the config of every communicator.
     const char* env = std::getenv("NCCL_COMM_BLOCKING");
     const bool forced = env && std::string(env) == "0";
@@ -279,7 +293,7 @@ class NcclEngine : public Engine {
                                 "thread per call, which small sizes' times include",
                                 forced ? "NCCL_COMM_BLOCKING=0 in the environment" : "a rank's NCCL lacks ncclCommSplit, NCCL < 2.18");
     timing_ += fmt::format("; each call on the next slice of the buffers (from {}), as nccl-tests", buffers_);
-    return "";
+    return std::nullopt;
   }
 
   // Where a call `shift` bytes into the buffers reads (coll_call_offset).
@@ -322,29 +336,40 @@ class NcclEngine : public Engine {
 
   // Waits for `event`, checking the communicator for asynchronous errors (a peer that died, a
   // network error) on every poll, like nccl-tests' testStreamSynchronize.
-  std::string wait(cudaEvent_t event) {
+  void wait(cudaEvent_t event) {
     const auto deadline = Clock::now() + timeout_;
     while (true) {
       const cudaError_t done = cudaEventQuery(event);
-      if (done == cudaSuccess) return "";
-      if (done != cudaErrorNotReady) return cuda_error("cudaEventQuery", done);
+      if (done == cudaSuccess) return;
+      if (done != cudaErrorNotReady) check_cuda("cudaEventQuery", done);
       ncclResult_t state = ncclSuccess;
       nccl_->CommGetAsyncError(comm_.get(), &state);
       if (state != ncclSuccess && state != ncclInProgress)
-        return fmt::format("asynchronous NCCL error: {} ({})", nccl_->GetErrorString(state), nccl_->GetLastError(comm_.get()));
-      if (Clock::now() > deadline) return fmt::format("the collective did not complete within {} s", timeout_.count());
+        nccl_failure(fmt::format("asynchronous NCCL error: {} ({})", nccl_->GetErrorString(state), nccl_->GetLastError(comm_.get())));
+      if (Clock::now() > deadline) nccl_failure(fmt::format("the collective did not complete within {} s", timeout_.count()));
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
 
-  // An error on the communicator ends it: abort (which also frees it) and refuse further calls.
-  std::string fail(const std::string& error) {
+  // A failure of the communicator ends it: abort (which also frees it); the failure is kept.
+  std::string ended(const std::string& failure) {
     comm_.abort();
-    error_ = error;
-    return error;
+    return failure;
   }
 
-  std::string nccl_missing_;  // before nccl_: it is filled by nccl_'s initialiser
+  // The same during a call: every later call is refused with it.
+  [[noreturn]] void fail(const std::string& failure) {
+    failure_ = ended(failure);
+    throw LocatedError("", failure);
+  }
+
+  // The library, or null when none loads (setup agrees on why, and every call is refused).
+  static const NcclLibrary* library_or_null() {
+    const NcclLibrary* library = nullptr;
+    (void)failure_of([&] { library = &nccl_library(); });
+    return library;
+  }
+
   mpi::Session& session_;
   const NcclLibrary* nccl_;
   std::chrono::duration<double> timeout_;
@@ -359,7 +384,7 @@ class NcclEngine : public Engine {
   Event start_;
   Event stop_;
   Communicator comm_;
-  std::string error_;
+  std::optional<std::string> failure_;
   std::string timing_;
 };
 

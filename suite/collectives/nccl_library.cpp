@@ -1,5 +1,7 @@
 #include "collectives/nccl_library.hpp"
 
+#include "core/located_error.hpp"
+
 #include <dlfcn.h>
 #include <fmt/format.h>
 
@@ -72,10 +74,10 @@ Loaded load() {
 
 }  // namespace
 
-const NcclLibrary* nccl_library(std::string* why) {
+const NcclLibrary& nccl_library() {
   static const Loaded loaded = load();
-  if (why) *why = loaded.why;
-  return loaded.ok ? &loaded.library : nullptr;
+  if (!loaded.ok) throw LocatedError("", loaded.why);
+  return loaded.library;
 }
 
 }  // namespace fabricproof::collectives

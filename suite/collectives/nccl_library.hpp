@@ -34,8 +34,8 @@ struct NcclLibrary {
 
 // The library, loaded once: $FABRICPROOF_NCCL_LIBRARY alone when set; else libnccl.so.2 as the
 // dynamic loader finds it (LD_LIBRARY_PATH, ld.so.cache), else under $NCCL_HOME/lib, else in the
-// directory the build found NCCL in. nullptr
-// when none opens or one lacks a function this suite calls (NCCL < 2.14); `why` then says which.
-const NcclLibrary* nccl_library(std::string* why = nullptr);
+// directory the build found NCCL in. A LocatedError says why when none opens or one lacks a
+// function this suite calls (NCCL < 2.14).
+const NcclLibrary& nccl_library();
 
 }  // namespace fabricproof::collectives

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/located_error.hpp"
 #include "core/units.hpp"
 #include "mpi/exchange.hpp"
 
@@ -10,28 +11,33 @@ namespace {
 
 struct Measured {
   CollTiming timing;
-  std::string error;
+  std::optional<std::string> error;  // the group's agreed failure
 };
 
+// An engine's failure is caught here (failure_of), so that every rank reaches the agreement.
 Measured measure(mpi::Session& s, Engine& engine, MPI_Comm group, const SweepPlan& plan, const CollCall& call, uint64_t bytes, int ranks) {
   const auto deadline = [&] { return mpi::deadline_in(plan.timeout_s); };
-  double seconds = 0, ignored = 0;
+  double seconds = 0;
   uint64_t wrong = 0;
-  std::string error = engine.fill(call);
-  if (error.empty() && plan.warmup > 0) error = engine.run(call, plan.warmup, &ignored);
-  if (auto agreed = mpi::agree_on_error(s, group, error, deadline()); !agreed.empty()) return {{}, agreed};
+  auto failed = failure_of([&] {
+    engine.fill(call);
+    if (plan.warmup > 0) engine.run(call, plan.warmup);
+  });
+  if (auto agreed = mpi::agree_on_error(s, group, failed, deadline())) return {{}, agreed};
   mpi::barrier(s, group, deadline(), "the barrier before the timed calls");
-  error = engine.run(call, plan.iters, &seconds);
-  if (error.empty()) error = engine.fill(call);
-  if (error.empty()) error = engine.run(call, 1, &ignored);
-  if (error.empty()) error = engine.count_wrong(call, &wrong);
-  if (auto agreed = mpi::agree_on_error(s, group, error, deadline()); !agreed.empty()) return {{}, agreed};
+  failed = failure_of([&] {
+    seconds = engine.run(call, plan.iters);
+    engine.fill(call);  // the checked call starts from the pattern again
+    engine.run(call, 1);
+    wrong = engine.count_wrong(call);
+  });
+  if (auto agreed = mpi::agree_on_error(s, group, failed, deadline())) return {{}, agreed};
   // nccl-tests averages the ranks' times by default (-a 1); the slowest rank is the other choice.
   const bool slowest = plan.time_stat == "max";
   const double combined = mpi::allreduce(s, group, seconds, slowest ? MPI_MAX : MPI_SUM, deadline(), "the ranks' times");
   const double seconds_per_call = (slowest ? combined : combined / ranks) / std::max(plan.iters, 1);
   const uint64_t wrong_total = mpi::allreduce(s, group, wrong, MPI_SUM, deadline(), "the count of wrong elements");
-  return {coll_timing(call.op, bytes, ranks, seconds_per_call, wrong_total), ""};
+  return {coll_timing(call.op, bytes, ranks, seconds_per_call, wrong_total), std::nullopt};
 }
 
 }  // namespace
@@ -54,15 +60,15 @@ void run_sweep(mpi::Session& session, Engine& engine, MPI_Comm group, const Swee
     row.redop = reduces(plan.op) ? std::string(to_string(plan.redop)) : "none";
     session.set_step("collectives", fmt::format("{}: {} ({} bytes)", plan.label, format_size(row.bytes), row.bytes), false);
     auto out = measure(session, engine, group, plan, call, row.bytes, ranks);
-    if (out.error.empty() && plan.in_place && engine.supports_in_place(plan.op)) {
+    if (!out.error && plan.in_place && engine.supports_in_place(plan.op)) {
       call.in_place = true;
       auto in = measure(session, engine, group, plan, call, row.bytes, ranks);
-      if (!in.error.empty()) out.error = in.error;
+      if (in.error) out.error = in.error;
       row.in_place = in.timing;
     }
-    if (!out.error.empty()) {
+    if (out.error) {
       result.status = Status::error;
-      result.reason = fmt::format("at {} bytes: {}", row.bytes, out.error);
+      result.reason = fmt::format("at {} bytes: {}", row.bytes, *out.error);
       break;
     }
     row.out_of_place = out.timing;

@@ -48,7 +48,9 @@ void to_json(nlohmann::json& j, const Finding& f) {
 
 void from_json(const nlohmann::json& j, Finding& f) {
   f.id = j.at("id").get<std::string>();
-  f.subject = subject_from_json(j.at("subject"), j.value("target", nlohmann::json()));
+  const Check* check = find_check(f.id);
+  const bool pair_check = check && (check->domain == Domain::verbs || check->domain == Domain::gpudirect || check->id == CheckId::spec_verbs_pair);
+  f.subject = subject_from_json(j.at("subject"), j.value("target", nlohmann::json()), pair_check);
   f.verdict = j.at("verdict").get<Verdict>();
   f.measured = j.value("measured", nlohmann::json());
   f.expected = j.value("expected", nlohmann::json());

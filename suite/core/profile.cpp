@@ -266,12 +266,12 @@ ProfileLoad load_profile(const std::string& name_or_path) {
   if (auto text = builtin_profile_text(name_or_path)) {
     return load_profile_text(*text, "built-in:" + name_or_path);
   }
-  std::string error;
-  const auto text = read_regular_file(name_or_path, 1u << 20, error);  // a profile is a few KiB
+  std::optional<std::string> text;  // a profile is a few KiB
+  const auto failed = failure_of([&] { text = read_regular_file(name_or_path, 1u << 20); });
   if (!text) {
     ProfileLoad result;
     result.errors.push_back(fmt::format("{}: cannot read the profile ({}); built-in profiles are: {}", name_or_path,
-                                        error.empty() ? std::strerror(ENOENT) : error, fmt::join(builtin_profile_names(), ", ")));
+                                        failed.value_or(std::strerror(ENOENT)), fmt::join(builtin_profile_names(), ", ")));
     return result;
   }
   return load_profile_text(*text, name_or_path);

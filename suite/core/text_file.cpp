@@ -7,21 +7,22 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/located_error.hpp"
+
 namespace fabricproof {
 
-std::optional<std::string> read_regular_file(const std::string& path, size_t cap, std::string& error) {
-  error.clear();
+std::optional<std::string> read_regular_file(const std::string& path, size_t cap) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // a FIFO must not block the open
   if (fd < 0) {
-    error = errno == ENOENT || errno == ENOTDIR ? "" : std::strerror(errno);
-    return std::nullopt;
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw LocatedError("", std::strerror(errno));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = "not a regular file";
     ::close(fd);
-    return std::nullopt;
+    throw LocatedError("", "not a regular file");
   }
+  std::string error;
   std::string content;
   char buffer[65536];
   for (;;) {
@@ -39,7 +40,7 @@ std::optional<std::string> read_regular_file(const std::string& path, size_t cap
     content.append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);
-  if (!error.empty()) return std::nullopt;
+  if (!error.empty()) throw LocatedError("", error);
   return content;
 }
 

@@ -5,9 +5,12 @@
 #include <optional>
 #include <string>
 
+#include "core/located_error.hpp"
+
 namespace fabricproof {
 
-// The file's content, or nullopt with `error` saying why ("" when the file is simply not there).
-std::optional<std::string> read_regular_file(const std::string& path, size_t cap, std::string& error);
+// The file's content, or nullopt when it is simply not there; a LocatedError says why a file that
+// is there cannot be read (not a regular file, larger than `cap`, a read error).
+std::optional<std::string> read_regular_file(const std::string& path, size_t cap);
 
 }  // namespace fabricproof

@@ -21,52 +21,45 @@ constexpr size_t kAlign = 2u << 20;  // whole 2 MiB GPU pages: what peer-memory 
 std::string cuda_text(cudaError_t e) { return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e)); }
 
 // DMA-BUF: the GPU exports the range as a dma-buf fd, the HCA imports it (kernel >= 5.12, rdma-core
-// >= 34, open GPU kernel modules). Returns the MR or null with the reason in `why`.
-ibv_mr* register_dmabuf(ibv_pd* pd, void* ptr, size_t bytes, int device, std::string& why) {
-  const DmabufExport exported = export_dmabuf(ptr, bytes, device, why);
-  if (exported.fd < 0) return nullptr;
+// >= 34, open GPU kernel modules). The MR; a LocatedError says why not.
+ibv_mr* register_dmabuf(ibv_pd* pd, void* ptr, size_t bytes, int device) {
+  const DmabufExport exported = export_dmabuf(ptr, bytes, device);
   ibv_mr* mr = ibv_reg_dmabuf_mr(pd, exported.offset, bytes, reinterpret_cast<uint64_t>(ptr), exported.fd, kAccess);
   const int error = errno;
   close(exported.fd);  // the MR holds its own reference to the dma-buf
-  if (!mr) why = fmt::format("ibv_reg_dmabuf_mr: {} ({})", std::strerror(error), error);
+  if (!mr) throw verbs::VerbsError("ibv_reg_dmabuf_mr", error, "", fmt::format("GPU {}", device));
   return mr;
 }
 
 // Peer memory: the HCA driver asks nvidia-peermem (MLNX_OFED's peer-memory API) to pin the range.
-ibv_mr* register_peermem(ibv_pd* pd, void* ptr, size_t bytes, std::string& why) {
+ibv_mr* register_peermem(ibv_pd* pd, void* ptr, size_t bytes, int device) {
   ibv_mr* mr = ibv_reg_mr(pd, ptr, bytes, kAccess);
   if (!mr) {
     const int error = errno;
     const bool loaded = std::filesystem::exists("/sys/module/nvidia_peermem");
-    why = fmt::format("ibv_reg_mr on GPU memory: {} ({}); nvidia_peermem {}", std::strerror(error), error, loaded ? "loaded" : "not loaded");
+    throw verbs::VerbsError("ibv_reg_mr on GPU memory", error, loaded ? "nvidia_peermem loaded" : "nvidia_peermem not loaded",
+                            fmt::format("GPU {}", device));
   }
   return mr;
 }
 
 }  // namespace
 
-DmabufExport export_dmabuf(void* ptr, size_t bytes, int device, std::string& why) {
+DmabufExport export_dmabuf(void* ptr, size_t bytes, int device) {
   DmabufExport out;
   const auto supported = dmabuf_supported(device);
-  if (!supported || !*supported) {
-    why = supported ? "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0" : "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED unreadable";
-    return out;
-  }
+  if (!supported || !*supported)
+    throw CudaError("DMA-BUF export", device, supported ? "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0" : "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED unreadable");
   using GetHandle = CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
   auto get_handle = reinterpret_cast<GetHandle>(driver_function("cuMemGetHandleForAddressRange"));
-  if (!get_handle) {
-    why = "the CUDA driver has no cuMemGetHandleForAddressRange";
-    return out;
-  }
+  if (!get_handle) throw CudaError("DMA-BUF export", device, "the CUDA driver has no cuMemGetHandleForAddressRange");
   const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const auto address = reinterpret_cast<uint64_t>(ptr);
   const uint64_t start = address & ~(page - 1);
   out.offset = address - start;
   out.span = (out.offset + bytes + page - 1) / page * page;
-  if (const CUresult r = get_handle(&out.fd, static_cast<CUdeviceptr>(start), out.span, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0); r != CUDA_SUCCESS) {
-    why = fmt::format("cuMemGetHandleForAddressRange: CUresult {}", static_cast<int>(r));
-    out.fd = -1;
-  }
+  if (const CUresult r = get_handle(&out.fd, static_cast<CUdeviceptr>(start), out.span, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0); r != CUDA_SUCCESS)
+    throw CudaError("cuMemGetHandleForAddressRange", device, fmt::format("CUresult {}", static_cast<int>(r)));
   return out;
 }
 
@@ -98,11 +91,12 @@ verbs::Buffer CudaMemoryProvider::allocate(ibv_pd* pd, size_t bytes) {
   registration_.dmabuf.clear();
   registration_.peermem.clear();
   // DMA-BUF first (no out-of-tree module needed), then peer memory.
-  b.mr.reset(register_dmabuf(pd, ptr, rounded, device_, registration_.dmabuf));
+  // Each path's failure is kept (the report says why a path was not taken).
+  registration_.dmabuf = failure_of([&] { b.mr.reset(register_dmabuf(pd, ptr, rounded, device_)); }).value_or("");
   if (b.mr) {
     registration_.path = "dmabuf";
   } else {
-    b.mr.reset(register_peermem(pd, ptr, rounded, registration_.peermem));
+    registration_.peermem = failure_of([&] { b.mr.reset(register_peermem(pd, ptr, rounded, device_)); }).value_or("");
     if (b.mr) registration_.path = "peermem";
   }
   ++registration_.allocations[registration_.path.empty() ? "failed" : registration_.path];
@@ -114,8 +108,7 @@ verbs::Buffer CudaMemoryProvider::allocate(ibv_pd* pd, size_t bytes) {
 }
 
 void CudaMemoryProvider::fill(verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) {
-  if (auto error = kernels::fill_pattern(static_cast<char*>(buffer.addr()) + offset, bytes, seed); !error.empty())
-    throw CudaError("fill_pattern", device_, error);
+  kernels::fill_pattern(static_cast<char*>(buffer.addr()) + offset, bytes, seed);
 }
 
 uint64_t CudaMemoryProvider::mismatches(const verbs::Buffer& buffer, size_t offset, size_t bytes, uint64_t seed) {
@@ -123,10 +116,7 @@ uint64_t CudaMemoryProvider::mismatches(const verbs::Buffer& buffer, size_t offs
     if (const auto e = cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice, cudaFlushGPUDirectRDMAWritesToOwner);
         e != cudaSuccess)
       throw CudaError("cudaDeviceFlushGPUDirectRDMAWrites", device_, cuda_text(e));
-  uint64_t wrong = 0;
-  if (auto error = kernels::count_mismatches(static_cast<const char*>(buffer.addr()) + offset, bytes, seed, &wrong); !error.empty())
-    throw CudaError("count_mismatches", device_, error);
-  return wrong;
+  return kernels::count_mismatches(static_cast<const char*>(buffer.addr()) + offset, bytes, seed);
 }
 
 }  // namespace fabricproof::gpu

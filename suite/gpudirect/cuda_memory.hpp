@@ -22,14 +22,14 @@ class CudaError : public LocatedError {
 
 // A dma-buf of the GPU memory [ptr, ptr + bytes): cuMemGetHandleForAddressRange wants a range on
 // host pages, so the export starts at the page below ptr, and `offset` is where ptr lies in it
-// (the MR's offset, perftest's cuda_memory.c). fd -1, with the reason in `why`, when the GPU or
-// the driver cannot export. The caller closes fd.
+// (the MR's offset, perftest's cuda_memory.c). A CudaError says why when the GPU or the driver
+// cannot export. The caller closes fd.
 struct DmabufExport {
   int fd = -1;
   uint64_t offset = 0;  // ptr - the exported range's start
   uint64_t span = 0;    // the exported range's length, whole pages
 };
-DmabufExport export_dmabuf(void* ptr, size_t bytes, int device, std::string& why);
+DmabufExport export_dmabuf(void* ptr, size_t bytes, int device);
 
 class CudaMemoryProvider : public verbs::MemoryProvider {
  public:

@@ -77,7 +77,7 @@ const std::vector<Attribute>& attributes() {
 std::vector<Finding> check_consistency(const ClusterFacts& cluster, const Profile& profile) {
   std::vector<Finding> out;
   if (cluster.nodes.size() < 2) {
-    out.push_back(Finding{CheckId::consistency, "cluster", Verdict::skip, static_cast<int>(cluster.nodes.size()), ">= 2 nodes",
+    out.push_back(Finding{CheckId::consistency, Subject::cluster(), Verdict::skip, static_cast<int>(cluster.nodes.size()), ">= 2 nodes",
                           "nodes agree on hardware models, firmware, drivers, libraries and MTUs",
                           "One node: nothing to compare."});
     return out;
@@ -89,7 +89,7 @@ std::vector<Finding> check_consistency(const ClusterFacts& cluster, const Profil
     json measured = json::object();
     for (const auto& [value, hosts] : groups) measured[value.empty() ? "(none)" : value] = hosts;
     if (groups.size() == 1) {
-      out.push_back(Finding{attribute.check, "cluster", Verdict::pass, measured, "one value on every node", rule, ""});
+      out.push_back(Finding{attribute.check, Subject::cluster(), Verdict::pass, measured, "one value on every node", rule, ""});
       continue;
     }
     // The majority is the reference; with a tie there is none and every node is named.
@@ -100,7 +100,7 @@ std::vector<Finding> check_consistency(const ClusterFacts& cluster, const Profil
       if (tie || value != largest->first)
         for (const auto& h : hosts) odd.push_back(fmt::format("{} ({})", h, value.empty() ? "none" : value));
     const json expected = tie ? json("one value on every node (no majority)") : json(largest->first);
-    out.push_back(Finding{attribute.check, "cluster", attribute.os_level ? profile.consistency.os_kernel : profile.consistency.software,
+    out.push_back(Finding{attribute.check, Subject::cluster(), attribute.os_level ? profile.consistency.os_kernel : profile.consistency.software,
                           measured, expected, rule,
                           fmt::format("Differs on {}. {}", fmt::join(odd, ", "), hint::kSoftwareSkew)});
   }

@@ -35,17 +35,17 @@ void check_sm_masters(const ClusterFacts& cluster, bool infiniband, std::vector<
   if (masters.size() > 1) {
     json measured = json::object();
     for (const auto& [guid, seen] : masters) measured[guid] = seen;
-    out.push_back(Finding(CheckId::ib_sm_masters, "cluster", Verdict::fail, measured, "one master SM", rule,
+    out.push_back(Finding(CheckId::ib_sm_masters, Subject::cluster(), Verdict::fail, measured, "one master SM", rule,
                           "Two subnet managers both claim master: stop the extra one (systemctl stop opensm on hosts that should not run it; "
                           "one SM per subnet, the others standby with a lower priority)."));
   } else if (masters.size() == 1) {
-    out.push_back(Finding(CheckId::ib_sm_masters, "cluster", Verdict::pass, masters.begin()->first, "one master SM", rule));
+    out.push_back(Finding(CheckId::ib_sm_masters, Subject::cluster(), Verdict::pass, masters.begin()->first, "one master SM", rule));
   } else if (answered) {
-    out.push_back(Finding(CheckId::ib_sm_masters, "cluster", Verdict::warn, answers, "one master SM", rule,
+    out.push_back(Finding(CheckId::ib_sm_masters, Subject::cluster(), Verdict::warn, answers, "one master SM", rule,
                           "No subnet manager answered as master at the ports' SM LIDs: check that an SM runs (sminfo, systemctl status opensm) "
                           "and that the SM LID the ports report is current."));
   } else if (infiniband) {
-    out.push_back(Finding(CheckId::ib_sm_masters, "cluster", Verdict::skip, unread, "one master SM", rule,
+    out.push_back(Finding(CheckId::ib_sm_masters, Subject::cluster(), Verdict::skip, unread, "one master SM", rule,
                           "SMInfo was not read: run as root to count the master SMs (as sminfo does)."));
   }
 }
@@ -60,7 +60,7 @@ std::vector<Finding> check_control_path(const ClusterFacts& cluster) {
     for (const auto& d : node.rdma_devices) {
       if (!d.hca_type.empty() && !d.fw_ver.empty()) firmware[d.hca_type + (d.board_id.empty() ? "" : " " + d.board_id)].insert(d.name + "=" + d.fw_ver);
       for (const auto& p : d.ports)
-        if (p.link_layer == "InfiniBand" && p.state == "ACTIVE" && p.sm_lid) sm_lids[*p.sm_lid].push_back(port_subject(node, d, p));
+        if (p.link_layer == "InfiniBand" && p.state == "ACTIVE" && p.sm_lid) sm_lids[*p.sm_lid].push_back(port_subject(node, d, p).text());
     }
     for (const auto& [model, entries] : firmware) {
       std::set<std::string> versions;
@@ -93,10 +93,10 @@ std::vector<Finding> check_control_path(const ClusterFacts& cluster) {
   if (sm_lids.size() > 1) {
     json measured = json::object();
     for (const auto& [lid, ports] : sm_lids) measured[std::to_string(lid)] = ports;
-    out.push_back(Finding(CheckId::ib_subnet_manager_consistency, "cluster", Verdict::fail, measured, "one SM LID", "every ACTIVE InfiniBand port sees the same subnet manager",
+    out.push_back(Finding(CheckId::ib_subnet_manager_consistency, Subject::cluster(), Verdict::fail, measured, "one SM LID", "every ACTIVE InfiniBand port sees the same subnet manager",
                           "Two subnet managers (or two subnets) answer: find them with sminfo/ibstat and keep one master (two software SMs fighting cost an afternoon)."));
   } else if (sm_lids.size() == 1) {
-    out.push_back(Finding(CheckId::ib_subnet_manager_consistency, "cluster", Verdict::pass, sm_lids.begin()->first, "one SM LID",
+    out.push_back(Finding(CheckId::ib_subnet_manager_consistency, Subject::cluster(), Verdict::pass, sm_lids.begin()->first, "one SM LID",
                           "every ACTIVE InfiniBand port sees the same subnet manager"));
   }
   return out;

@@ -1,5 +1,6 @@
 #include "inventory/file_reader.hpp"
 
+#include "core/located_error.hpp"
 #include "core/text_file.hpp"
 
 #include <algorithm>
@@ -28,10 +29,6 @@ std::optional<int> leading_code(const std::string& text) {
 
 namespace {
 
-std::optional<std::string> read_regular(const fs::path& file, std::string& error) {
-  return read_regular_file(file.string(), kMaxFileBytes, error);
-}
-
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
@@ -46,9 +43,8 @@ void FileReader::record(const fs::path& file, const std::string& message) {
 }
 
 std::optional<std::string> FileReader::text(const fs::path& file) {
-  std::string error;
-  auto content = read_regular(file, error);
-  if (!content && !error.empty()) record(file, error);
+  std::optional<std::string> content;
+  if (auto failed = failure_of([&] { content = read_regular_file(file.string(), kMaxFileBytes); })) record(file, *failed);
   return content;
 }
 
@@ -59,8 +55,8 @@ std::optional<std::string> FileReader::line(const fs::path& file) {
 }
 
 std::optional<std::string> FileReader::line_quiet(const fs::path& file) const {
-  std::string error;
-  auto content = read_regular(file, error);
+  std::optional<std::string> content;
+  (void)failure_of([&] { content = read_regular_file(file.string(), kMaxFileBytes); });  // quiet: unreadable reads as absent
   if (!content) return std::nullopt;
   return trim(first_line(*content));
 }

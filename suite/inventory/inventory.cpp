@@ -4,8 +4,8 @@
 
 namespace fabricproof {
 
-std::string port_subject(const NodeFacts& node, const RdmaDevice& device, const PortFacts& port) {
-  return node.host + "/" + device.name + ":" + std::to_string(port.port);
+Subject port_subject(const NodeFacts& node, const RdmaDevice& device, const PortFacts& port) {
+  return Subject::port(node.host, device.name, port.port);
 }
 
 ClusterFacts merge_rank_facts(const std::vector<std::optional<NodeFacts>>& per_rank) {

@@ -9,6 +9,7 @@
 
 #include "inventory/dcb.hpp"
 #include "core/json_optional.hpp"
+#include "core/subject.hpp"
 #include "inventory/subnet_manager.hpp"
 #include "inventory/topology.hpp"
 
@@ -182,7 +183,7 @@ struct NodeFacts {
   double clock_offset_s = 0;  // this node's clock minus rank 0's, measured at the gather
   std::vector<NetInterface> interfaces;
   std::string default_route_interface;  // /proc/net/route
-  std::string launch_node_address;     // where mpirun/srun runs (core/launch.hpp)
+  std::string launch_node_address;     // where mpirun/srun runs (launch/launch.hpp)
   std::string launch_route_interface;  // the interface this node reaches it through
   // SMInfo as the node's ACTIVE InfiniBand ports got it: from their SM LID and their own LID
   // (root only: /dev/infiniband/umad* are root's), or why it was not read.
@@ -230,7 +231,7 @@ FABRICPROOF_JSON(NodeFacts, host, boot_id, cpu_model, numa_nodes, rdma_devices, 
 FABRICPROOF_JSON(ClusterFacts, nodes, missing_ranks, world_size)
 
 // "node1/mlx5_0:1": how findings and the report name a port.
-std::string port_subject(const NodeFacts& node, const RdmaDevice& device, const PortFacts& port);
+Subject port_subject(const NodeFacts& node, const RdmaDevice& device, const PortFacts& port);
 
 // Merges per-rank probe results (one NodeFacts per rank, each carrying its own RankFacts) into one
 // entry per node, keeping the lowest rank's view of the node and every rank's RankFacts.

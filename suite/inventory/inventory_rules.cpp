@@ -53,7 +53,7 @@ std::string port_state_hint(const PortFacts& p) {
   return hint::kCable;
 }
 
-void check_port_state(const std::string& subject, const PortFacts& p, std::vector<Finding>& out) {
+void check_port_state(const Subject& subject, const PortFacts& p, std::vector<Finding>& out) {
   const bool ok = p.state == "ACTIVE" && p.phys_state == "LINK_UP";
   out.push_back(Finding(CheckId::port_state, subject, ok ? Verdict::pass : Verdict::fail,
                         p.state + "/" + p.phys_state, "ACTIVE/LINK_UP",
@@ -61,7 +61,7 @@ void check_port_state(const std::string& subject, const PortFacts& p, std::vecto
                         ok ? "" : port_state_hint(p)));
 }
 
-void check_port_rate(const std::string& subject, const RdmaDevice& d, const PortFacts& p,
+void check_port_rate(const Subject& subject, const RdmaDevice& d, const PortFacts& p,
                      const Profile& profile, const std::map<std::string, double>& best,
                      std::vector<Finding>& out) {
   if (p.state != "ACTIVE") return;  // a down port's rate is a placeholder (ibstat prints 10)
@@ -92,7 +92,7 @@ void check_port_rate(const std::string& subject, const RdmaDevice& d, const Port
   }
 }
 
-void check_link_layer(const std::string& subject, const PortFacts& p, const Profile& profile,
+void check_link_layer(const Subject& subject, const PortFacts& p, const Profile& profile,
                       std::vector<Finding>& out) {
   if (!profile.ports.link_layer) return;  // no expectation: the consistency rules still compare nodes
   const bool ok = p.link_layer == *profile.ports.link_layer;
@@ -107,7 +107,7 @@ const GidEntry* find_gid(const PortFacts& p, int index) {
   return nullptr;
 }
 
-void check_roce(const std::string& subject, const NodeFacts& node, const PortFacts& p,
+void check_roce(const Subject& subject, const NodeFacts& node, const PortFacts& p,
                 const Profile& profile, std::vector<Finding>& out) {
   if (p.link_layer != "Ethernet") return;
   const std::string mtu_rule = fmt::format("active_mtu >= profile roce.active_mtu ({})", profile.roce.active_mtu);
@@ -167,7 +167,7 @@ void check_roce(const std::string& subject, const NodeFacts& node, const PortFac
 
 bool valid_lid(const std::optional<int>& lid) { return lid && *lid != 0 && *lid != 0xffff; }
 
-void check_infiniband(const std::string& subject, const PortFacts& p, std::vector<Finding>& out) {
+void check_infiniband(const Subject& subject, const PortFacts& p, std::vector<Finding>& out) {
   if (p.link_layer != "InfiniBand" || p.state == "DOWN") return;
   const bool ok = valid_lid(p.lid) && valid_lid(p.sm_lid);
   out.push_back(Finding(CheckId::ib_subnet_manager, subject, ok ? Verdict::pass : Verdict::fail,
@@ -182,7 +182,7 @@ std::string describe_link(std::optional<int> gen, std::optional<double> gts, std
 }
 
 // A link is downtrained when it runs below what both ends support.
-void check_pcie(CheckId id, const std::string& subject, const PcieLink& link,
+void check_pcie(CheckId id, const Subject& subject, const PcieLink& link,
                 Verdict width_verdict, Verdict speed_verdict, const std::string& speed_note,
                 std::vector<Finding>& out) {
   const std::string rule = "current PCIe link speed and width == max_link_speed and max_link_width";
@@ -210,9 +210,9 @@ void check_gpudirect_driver(const NodeFacts& node, const Profile& profile, std::
   const auto& sw = node.software;
   const std::string rule = "nvidia_peermem loaded (or DMA-BUF supported by GPU and verbs) when a node has GPUs and HCAs";
   if (sw.nvidia_peermem.loaded) {
-    out.push_back(Finding(CheckId::gpudirect_driver, node.host, Verdict::pass, "nvidia_peermem loaded", "loaded", rule));
+    out.push_back(Finding(CheckId::gpudirect_driver, Subject::node(node.host), Verdict::pass, "nvidia_peermem loaded", "loaded", rule));
     const bool persisted = sw.nvidia_peermem_persisted;
-    out.push_back(Finding(CheckId::peermem_persisted, node.host, persisted ? Verdict::pass : Verdict::warn,
+    out.push_back(Finding(CheckId::peermem_persisted, Subject::node(node.host), persisted ? Verdict::pass : Verdict::warn,
                           persisted ? sw.nvidia_peermem_persisted_in : "not in /etc/modules-load.d",
                           "listed in /etc/modules-load.d/*.conf", "nvidia_peermem is loaded at every boot",
                           persisted ? "" : "echo nvidia_peermem > /etc/modules-load.d/nvidia-peermem.conf: without it the next reboot silently loses GPUDirect."));
@@ -221,11 +221,11 @@ void check_gpudirect_driver(const NodeFacts& node, const Profile& profile, std::
   const bool gpu_dmabuf = std::all_of(node.gpus.begin(), node.gpus.end(), [](const GpuFacts& g) { return g.dmabuf_supported.value_or(false); });
   const bool verbs_dmabuf = std::all_of(node.rdma_devices.begin(), node.rdma_devices.end(), [](const RdmaDevice& d) { return d.dmabuf_supported.value_or(false); });
   if (gpu_dmabuf && verbs_dmabuf) {
-    out.push_back(Finding(CheckId::gpudirect_driver, node.host, Verdict::pass, "nvidia_peermem not loaded; DMA-BUF supported by GPUs and verbs",
+    out.push_back(Finding(CheckId::gpudirect_driver, Subject::node(node.host), Verdict::pass, "nvidia_peermem not loaded; DMA-BUF supported by GPUs and verbs",
                           "nvidia_peermem loaded or DMA-BUF", rule));
     return;
   }
-  out.push_back(Finding(CheckId::gpudirect_driver, node.host, profile.gpudirect.missing_peermem,
+  out.push_back(Finding(CheckId::gpudirect_driver, Subject::node(node.host), profile.gpudirect.missing_peermem,
                         {{"nvidia_peermem", "not loaded"}, {"dmabuf_gpu", gpu_dmabuf}, {"dmabuf_verbs", verbs_dmabuf}},
                         "nvidia_peermem loaded or DMA-BUF", rule, hint::kPeermem));
 }
@@ -234,14 +234,14 @@ void check_counts(const NodeFacts& node, const Profile& profile, std::vector<Fin
   const int hcas = static_cast<int>(node.rdma_devices.size());
   if (profile.cluster.hcas_per_node) {
     const bool ok = hcas == *profile.cluster.hcas_per_node;
-    out.push_back(Finding(CheckId::hca_count, node.host, ok ? Verdict::pass : Verdict::fail, hcas, *profile.cluster.hcas_per_node,
+    out.push_back(Finding(CheckId::hca_count, Subject::node(node.host), ok ? Verdict::pass : Verdict::fail, hcas, *profile.cluster.hcas_per_node,
                           "RDMA devices per node == profile cluster.hcas_per_node",
                           ok ? "" : "An HCA is missing: check lspci for the card, dmesg for mlx5_core errors, and that the driver is loaded."));
   } else if (hcas == 0) {
     std::string why = "no RDMA device";
     for (const auto& a : node.absent)
       if (a.what == "rdma_devices") why = a.reason;
-    out.push_back(Finding(CheckId::hca_count, node.host, Verdict::warn, 0, ">= 1",
+    out.push_back(Finding(CheckId::hca_count, Subject::node(node.host), Verdict::warn, 0, ">= 1",
                           "a node of a GPU cluster has at least one RDMA device", why + ": the RDMA phases cannot run on this node."));
   }
   const int cuda_gpus = cuda_gpu_count(node);
@@ -254,13 +254,13 @@ void check_counts(const NodeFacts& node, const Profile& profile, std::vector<Fin
   }
   if (profile.cluster.gpus_per_node) {
     const bool ok = cuda_gpus == *profile.cluster.gpus_per_node;
-    out.push_back(Finding(CheckId::gpu_count, node.host, ok ? Verdict::pass : Verdict::fail, cuda_gpus, *profile.cluster.gpus_per_node,
+    out.push_back(Finding(CheckId::gpu_count, Subject::node(node.host), ok ? Verdict::pass : Verdict::fail, cuda_gpus, *profile.cluster.gpus_per_node,
                           "CUDA GPUs per node == profile cluster.gpus_per_node",
                           ok ? "" : "A GPU is missing or not usable: nvidia-smi, dmesg (Xid), CUDA_VISIBLE_DEVICES."));
   }
   const int ranks = static_cast<int>(node.ranks.size());
   if (cuda_gpus > 0 && ranks != cuda_gpus) {
-    out.push_back(Finding(CheckId::rank_per_gpu, node.host, Verdict::warn, {{"ranks", ranks}, {"gpus", cuda_gpus}}, "one rank per GPU",
+    out.push_back(Finding(CheckId::rank_per_gpu, Subject::node(node.host), Verdict::warn, {{"ranks", ranks}, {"gpus", cuda_gpus}}, "one rank per GPU",
                           "the launch starts one rank per GPU",
                           ranks < cuda_gpus ? "Some GPUs are not driven by any rank: launch with as many slots per node as GPUs."
                                          : "Several ranks share a GPU, and NCCL refuses a communicator that holds one GPU twice "
@@ -271,7 +271,7 @@ void check_counts(const NodeFacts& node, const Profile& profile, std::vector<Fin
 
 void check_clock(const NodeFacts& node, const Profile& profile, std::vector<Finding>& out) {
   const bool ok = std::fabs(node.clock_offset_s) <= profile.cluster.max_clock_offset_s;
-  out.push_back(Finding(CheckId::clock_offset, node.host, ok ? Verdict::pass : Verdict::fail,
+  out.push_back(Finding(CheckId::clock_offset, Subject::node(node.host), ok ? Verdict::pass : Verdict::fail,
                         node.clock_offset_s, fmt::format("|offset| <= {} s", profile.cluster.max_clock_offset_s),
                         "node clock within cluster.max_clock_offset_s of rank 0's (MPI ping-pong)",
                         ok ? "" : "Clock skew is invisible until a distributed job produces wrong results: check chrony/NTP on the management network (chronyc tracking)."));
@@ -287,7 +287,7 @@ std::vector<Finding> check_node_health(const ClusterFacts& cluster, const Profil
     for (const auto& d : node.rdma_devices) {
       if (!profile.includes_device(d.name)) continue;
       for (const auto& p : d.ports) {
-        const std::string subject = port_subject(node, d, p);
+        const Subject subject = port_subject(node, d, p);
         check_port_state(subject, p, out);
         check_port_rate(subject, d, p, profile, best, out);
         check_link_layer(subject, p, profile, out);
@@ -315,7 +315,7 @@ std::vector<Finding> check_node_count(const ClusterFacts& cluster, const Profile
   for (const auto& n : cluster.nodes) hosts.push_back(n.host);
   if (expected_nodes) {
     const bool ok = static_cast<int>(cluster.nodes.size()) == *expected_nodes;
-    out.push_back(Finding(CheckId::node_count, "cluster", ok ? Verdict::pass : Verdict::fail,
+    out.push_back(Finding(CheckId::node_count, Subject::cluster(), ok ? Verdict::pass : Verdict::fail,
                           {{"nodes", cluster.nodes.size()}, {"hosts", hosts}}, *expected_nodes,
                           options.expect_nodes ? "nodes answering == --expect-nodes" : "nodes answering == profile cluster.nodes",
                           ok ? "" : fmt::format("Expected {} nodes, found {} ({}): check the hostfile, the slots per host, and that every node answers ssh.",
@@ -328,13 +328,13 @@ std::vector<Finding> check_cluster_shape(const ClusterFacts& cluster, const Prof
                                          const InventoryCheckOptions& options) {
   std::vector<Finding> out = check_node_count(cluster, profile, options);
   if (!cluster.missing_ranks.empty()) {
-    out.push_back(Finding(CheckId::rank_answered, "cluster", Verdict::error, json{{"missing_ranks", cluster.missing_ranks}},
+    out.push_back(Finding(CheckId::rank_answered, Subject::cluster(), Verdict::error, json{{"missing_ranks", cluster.missing_ranks}},
                           "every rank answers the inventory gather", "every rank answers before the deadline",
                           "These ranks did not answer in time: a hung or dead node. Check the node (ssh, dmesg) and rerun."));
   }
   for (const auto& node : cluster.nodes) {
     for (const auto& e : node.probe_errors) {
-      out.push_back(Finding(CheckId::probe_read, node.host, Verdict::error, e.message, "readable", "the inventory reads every source it needs: " + e.source,
+      out.push_back(Finding(CheckId::probe_read, Subject::node(node.host), Verdict::error, e.message, "readable", "the inventory reads every source it needs: " + e.source,
                             "The inventory of this node is incomplete: check permissions and that /sys and /proc are mounted."));
     }
   }

@@ -37,7 +37,7 @@ std::string dcb_signature(const DcbConfig& d, int dscp) {
                      d.trusts_dscp() ? "dscp" : "pcp", dscp, prio == d.dscp_priority.end() ? std::string("none") : std::to_string(prio->second));
 }
 
-void check_port_dcb(const std::string& subject, const NodeFacts& node, const PortFacts& p, const Profile& profile, std::vector<Finding>& out,
+void check_port_dcb(const Subject& subject, const NodeFacts& node, const PortFacts& p, const Profile& profile, std::vector<Finding>& out,
                     std::map<std::string, std::vector<std::string>>& signatures) {
   const int prio = profile.roce.pfc_priority;
   const std::string pfc_rule = fmt::format("PFC enabled on priority {} (roce.pfc_priority) and on no other", prio);
@@ -76,7 +76,7 @@ void check_port_dcb(const std::string& subject, const NodeFacts& node, const Por
   signatures[dcb_signature(d, dscp)].push_back(node.host);
 }
 
-void check_port_ecn(const std::string& subject, const PortFacts& p, const Profile& profile, std::vector<Finding>& out) {
+void check_port_ecn(const Subject& subject, const PortFacts& p, const Profile& profile, std::vector<Finding>& out) {
   const std::string rule = fmt::format("ECN (DCQCN notification and reaction points) enabled on priority {}", profile.roce.pfc_priority);
   if (!p.qos.ecn_np_enabled_prio3 && !p.qos.ecn_rp_enabled_prio3) {
     out.push_back(Finding(CheckId::roce_ecn, subject, Verdict::skip, "not exposed (MLNX_OFED's /sys/class/net/<if>/ecn only)", true, rule));
@@ -98,7 +98,7 @@ std::vector<Finding> check_roce_qos(const ClusterFacts& cluster, const Profile& 
       if (!profile.includes_device(d.name)) continue;
       for (const auto& p : d.ports) {
         if (p.link_layer != "Ethernet") continue;
-        const std::string subject = port_subject(node, d, p);
+        const Subject subject = port_subject(node, d, p);
         check_port_dcb(subject, node, p, profile, out, signatures);
         check_port_ecn(subject, p, profile, out);
         if (!p.qos.default_roce_mode.empty()) {
@@ -113,11 +113,11 @@ std::vector<Finding> check_roce_qos(const ClusterFacts& cluster, const Profile& 
     auto odd = std::min_element(signatures.begin(), signatures.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
     json measured = json::object();
     for (const auto& [line, hosts] : signatures) measured[line] = hosts;
-    out.push_back(Finding(CheckId::consistency_roce_qos, "cluster", Verdict::fail, measured, "one DCB configuration on every node",
+    out.push_back(Finding(CheckId::consistency_roce_qos, Subject::cluster(), Verdict::fail, measured, "one DCB configuration on every node",
                           "PFC, trust and the DSCP map are the same on every host",
                           fmt::format("{} differ(s) from the others: {}. {}", fmt::join(odd->second, ", "), odd->first, hint::kPfc)));
   } else if (signatures.size() == 1) {
-    out.push_back(Finding(CheckId::consistency_roce_qos, "cluster", Verdict::pass, signatures.begin()->first, "one DCB configuration on every node",
+    out.push_back(Finding(CheckId::consistency_roce_qos, Subject::cluster(), Verdict::pass, signatures.begin()->first, "one DCB configuration on every node",
                           "PFC, trust and the DSCP map are the same on every host"));
   }
   return out;

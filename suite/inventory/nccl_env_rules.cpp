@@ -36,7 +36,7 @@ Finding check_nccl_ib_hca(const NodeFacts& node, const std::string& value) {
       if (nccl_list_selects(list, d.name, p.port) && p.state == "ACTIVE") selected_active.push_back(d.name + ":" + std::to_string(p.port));
   }
   const bool ok = missing.empty() && !selected_active.empty();
-  return Finding(CheckId::nccl_ib_hca, node.host, ok ? Verdict::pass : Verdict::fail,
+  return Finding(CheckId::nccl_ib_hca, Subject::node(node.host), ok ? Verdict::pass : Verdict::fail,
                  {{"NCCL_IB_HCA", value}, {"not_found", missing}, {"selected_active", selected_active}, {"devices", devices}},
                  "every named device and port exists and is ACTIVE",
                  "NCCL_IB_HCA (^ excludes, = exact, else prefixes; :port) selects existing ACTIVE ports on every node",
@@ -87,7 +87,7 @@ std::vector<Finding> check_nccl_environment(const ClusterFacts& cluster) {
           if (i.rdma) on_fabric.push_back(i.name);
         }
       const bool resolves = !selected.empty();
-      out.push_back(Finding(CheckId::nccl_socket_ifname, node.host, resolves ? Verdict::pass : Verdict::fail, {{"NCCL_SOCKET_IFNAME", *ifname}, {"selects", selected}},
+      out.push_back(Finding(CheckId::nccl_socket_ifname, Subject::node(node.host), resolves ? Verdict::pass : Verdict::fail, {{"NCCL_SOCKET_IFNAME", *ifname}, {"selects", selected}},
                             "an up interface", "NCCL_SOCKET_IFNAME (^ excludes, = exact, else prefixes) selects an up interface on every node",
                             resolves ? "" : "NCCL's bootstrap finds no interface here: name this node's management NIC (ip -br link)."));
       if (resolves)

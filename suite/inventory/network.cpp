@@ -14,6 +14,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/located_error.hpp"
+
 namespace fabricproof::probe {
 namespace fs = std::filesystem;
 
@@ -113,17 +115,15 @@ std::string address_text(const sockaddr* a) {
   return text;
 }
 
-// The local address the kernel picks to reach `host`, or an error.
-std::string local_address_to(const std::string& host, int port, std::string& error) {
+// The local address the kernel picks to reach `host`; a LocatedError says why there is none.
+std::string local_address_to(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* found = nullptr;
-  if (const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-    error = "'" + host + "' does not resolve: " + gai_strerror(rc);
-    return "";
-  }
-  std::string local;
+  if (const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0)
+    throw LocatedError("", "'" + host + "' does not resolve: " + gai_strerror(rc));
+  std::string local, error;
   for (addrinfo* a = found; a && local.empty(); a = a->ai_next) {
     const int fd = ::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
@@ -136,7 +136,7 @@ std::string local_address_to(const std::string& host, int port, std::string& err
     ::close(fd);
   }
   freeaddrinfo(found);
-  if (!local.empty()) error.clear();
+  if (local.empty()) throw LocatedError("", error.empty() ? "no address of '" + host + "' to route to" : error);
   return local;
 }
 
@@ -144,8 +144,10 @@ std::string local_address_to(const std::string& host, int port, std::string& err
 
 UplinkPath route_to(FileReader& files, const std::string& host, int port) {
   UplinkPath path;
-  path.local_address = local_address_to(host, port, path.error);
-  if (path.local_address.empty()) return path;
+  if (auto failed = failure_of([&] { path.local_address = local_address_to(host, port); })) {
+    path.error = *failed;  // the uplink rules report it
+    return path;
+  }
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) == 0) {
     for (ifaddrs* a = list; a && path.interface.empty(); a = a->ifa_next)

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "core/located_error.hpp"
+
 namespace fabricproof {
 namespace {
 
@@ -15,20 +17,29 @@ std::string printable(std::string_view s) {
   return out;
 }
 
+[[noreturn]] void malformed(const std::string& what) { throw LocatedError("", what); }
+
 }  // namespace
 
-std::string parse_pci_vpd(std::string_view bytes, PciVpd& out) {
+PciVpd parse_pci_vpd(std::string_view bytes) {
+  PciVpd out;
   size_t pos = 0;
   bool any = false;
   while (pos < bytes.size()) {
     const auto tag = static_cast<uint8_t>(bytes[pos]);
-    if (tag == 0x78 || tag == 0x79) return any ? "" : "VPD ends before any field";  // small resource: end tag
-    if (tag == 0xff || tag == 0x00) return any ? "" : "no VPD (the device answers padding)";
-    if (!(tag & 0x80)) return fmt::format("unexpected small resource tag 0x{:02x} at byte {}", tag, pos);
-    if (pos + 3 > bytes.size()) return fmt::format("truncated resource header at byte {}", pos);
+    if (tag == 0x78 || tag == 0x79) {  // small resource: end tag
+      if (!any) malformed("VPD ends before any field");
+      return out;
+    }
+    if (tag == 0xff || tag == 0x00) {
+      if (!any) malformed("no VPD (the device answers padding)");
+      return out;
+    }
+    if (!(tag & 0x80)) malformed(fmt::format("unexpected small resource tag 0x{:02x} at byte {}", tag, pos));
+    if (pos + 3 > bytes.size()) malformed(fmt::format("truncated resource header at byte {}", pos));
     const size_t length = static_cast<uint8_t>(bytes[pos + 1]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[pos + 2])) << 8);
     const size_t body = pos + 3;
-    if (body + length > bytes.size()) return fmt::format("resource 0x{:02x} at byte {} claims {} bytes, {} left", tag, pos, length, bytes.size() - body);
+    if (body + length > bytes.size()) malformed(fmt::format("resource 0x{:02x} at byte {} claims {} bytes, {} left", tag, pos, length, bytes.size() - body));
     const auto data = bytes.substr(body, length);
     if (tag == 0x82) {
       out.product_name = printable(data);
@@ -36,7 +47,7 @@ std::string parse_pci_vpd(std::string_view bytes, PciVpd& out) {
       for (size_t k = 0; k + 3 <= data.size();) {
         const auto key = data.substr(k, 2);
         const size_t n = static_cast<uint8_t>(data[k + 2]);
-        if (k + 3 + n > data.size()) return fmt::format("keyword {} at byte {} overruns its resource", printable(key), body + k);
+        if (k + 3 + n > data.size()) malformed(fmt::format("keyword {} at byte {} overruns its resource", printable(key), body + k));
         const auto value = data.substr(k + 3, n);
         if (tag == 0x90 && key == "PN") out.part_number = printable(value);
         else if (tag == 0x90 && key == "SN") out.serial_number = printable(value);
@@ -52,7 +63,8 @@ std::string parse_pci_vpd(std::string_view bytes, PciVpd& out) {
     any = true;
     pos = body + length;
   }
-  return any ? "" : "empty VPD";
+  if (!any) malformed("empty VPD");
+  return out;
 }
 
 }  // namespace fabricproof

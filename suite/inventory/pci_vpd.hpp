@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/located_error.hpp"
+
 namespace fabricproof {
 
 struct PciVpd {
@@ -15,8 +17,8 @@ struct PciVpd {
   bool checksum_ok = false;      // RV: all bytes up to and including the checksum sum to 0
 };
 
-// Parses raw VPD bytes. Returns an empty string on success, otherwise what is wrong (the reader
-// names the file). Stops at the end tag (0x78) or at 0xff/0x00 padding, whichever comes first.
-std::string parse_pci_vpd(std::string_view bytes, PciVpd& out);
+// Parses raw VPD bytes; a LocatedError says what is wrong (the reader names the file). Stops at the
+// end tag (0x78) or at 0xff/0x00 padding, whichever comes first.
+PciVpd parse_pci_vpd(std::string_view bytes);
 
 }  // namespace fabricproof

@@ -1,5 +1,6 @@
 #include "inventory/sysfs_rdma.hpp"
 
+#include "core/located_error.hpp"
 #include "inventory/pci_vpd.hpp"
 #include "core/text_file.hpp"
 #include "core/units.hpp"
@@ -248,18 +249,18 @@ void read_hca_vpd(FileReader& files, std::vector<RdmaDevice>& devices, std::vect
   for (auto& d : devices) {
     if (d.pci.empty()) continue;
     const fs::path file = files.path("sys/bus/pci/devices") / d.pci / "vpd";
-    std::string error;
     // The kernel's vpd attribute is up to 32 KiB; only its first kMaxVpd bytes are parsed.
-    auto content = read_regular_file(file.string(), 1u << 20, error);
+    std::optional<std::string> content;
+    const auto unreadable = failure_of([&] { content = read_regular_file(file.string(), 1u << 20); });
     if (!content) {
-      if (!error.empty()) absent.push_back({"vpd " + d.name, fmt::format("{} is unreadable ({}): serial and part number not recorded; run as root",
-                                                                         "/sys/bus/pci/devices/" + d.pci + "/vpd", error)});
+      if (unreadable) absent.push_back({"vpd " + d.name, fmt::format("{} is unreadable ({}): serial and part number not recorded; run as root",
+                                                                     "/sys/bus/pci/devices/" + d.pci + "/vpd", *unreadable)});
       continue;
     }
     std::string bytes = content->substr(0, kMaxVpd);
     PciVpd vpd;
-    if (auto error = parse_pci_vpd(bytes, vpd); !error.empty()) {
-      absent.push_back({"vpd " + d.name, "/sys/bus/pci/devices/" + d.pci + "/vpd: " + error});
+    if (auto failed = failure_of([&] { vpd = parse_pci_vpd(bytes); })) {
+      absent.push_back({"vpd " + d.name, "/sys/bus/pci/devices/" + d.pci + "/vpd: " + *failed});
       continue;
     }
     d.board_name = vpd.product_name;

@@ -55,7 +55,7 @@ std::vector<Finding> check_topology(const ClusterFacts& cluster, const Profile& 
     if (!n.topology) continue;
     const auto& t = *n.topology;
     if (!t.error.empty()) {
-      out.push_back({CheckId::gpu_hca_path, n.host, Verdict::skip, json{{"error", t.error}}, json{}, "gpu_hca_path: the PCI tree could not be read",
+      out.push_back({CheckId::gpu_hca_path, Subject::node(n.host), Verdict::skip, json{{"error", t.error}}, json{}, "gpu_hca_path: the PCI tree could not be read",
                      ""});
       continue;
     }
@@ -94,11 +94,11 @@ std::vector<Finding> check_topology(const ClusterFacts& cluster, const Profile& 
     if (level_text.empty()) continue;
     const std::string rule = "nccl_net_gdr_level: NCCL_NET_GDR_LEVEL allows GPUDirect RDMA for every GPU's path to its closest HCA";
     if (!level) {
-      out.push_back({CheckId::nccl_net_gdr_level, n.host, Verdict::warn, json{{"NCCL_NET_GDR_LEVEL", level_text}},
+      out.push_back({CheckId::nccl_net_gdr_level, Subject::node(n.host), Verdict::warn, json{{"NCCL_NET_GDR_LEVEL", level_text}},
                      json{{"one_of", "LOC, PIX, PXB, PHB, SYS, 0-5"}}, rule, "NCCL does not read this value: set PIX, PXB, PHB or SYS."});
       continue;
     }
-    out.push_back({CheckId::nccl_net_gdr_level, n.host, beyond_level.empty() ? Verdict::pass : Verdict::warn,
+    out.push_back({CheckId::nccl_net_gdr_level, Subject::node(n.host), beyond_level.empty() ? Verdict::pass : Verdict::warn,
                    json{{"NCCL_NET_GDR_LEVEL", level_text}, {"gpus_without_gdr", beyond_level}}, json{{"gpus_without_gdr", json::array()}}, rule,
                    beyond_level.empty() ? ""
                                         : "These GPUs' paths are farther than NCCL_NET_GDR_LEVEL allows: NCCL stages their traffic "

@@ -211,15 +211,15 @@ void broadcast_bytes(Session& s, MPI_Comm comm, void* data, int bytes, int root,
   std::copy(buffer->begin(), buffer->end(), static_cast<char*>(data));
 }
 
-std::string agree_on_error(Session& s, MPI_Comm comm, const std::string& mine, Clock::time_point deadline) {
+std::optional<std::string> agree_on_error(Session& s, MPI_Comm comm, const std::optional<std::string>& mine, Clock::time_point deadline) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   // The lowest failing rank tells its error to everybody; INT_MAX: nobody failed.
-  const uint64_t candidate = mine.empty() ? static_cast<uint64_t>(INT_MAX) : static_cast<uint64_t>(rank);
+  const uint64_t candidate = mine ? static_cast<uint64_t>(rank) : static_cast<uint64_t>(INT_MAX);
   const auto first = allreduce(s, comm, candidate, MPI_MIN, deadline, "agreeing on errors");
-  if (first == static_cast<uint64_t>(INT_MAX)) return "";
+  if (first == static_cast<uint64_t>(INT_MAX)) return std::nullopt;
   std::array<char, 512> text{};
-  if (static_cast<uint64_t>(rank) == first) mine.copy(text.data(), text.size() - 1);
+  if (static_cast<uint64_t>(rank) == first) mine->copy(text.data(), text.size() - 1);
   broadcast_bytes(s, comm, text.data(), static_cast<int>(text.size()), static_cast<int>(first), deadline, "sharing an error");
   // An error agreed before (an engine's setup error, which every rank returns again from each
   // call) already names its rank: not twice.

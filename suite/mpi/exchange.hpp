@@ -57,9 +57,9 @@ double allreduce(Session& s, MPI_Comm comm, double value, MPI_Op op, Clock::time
 void barrier(Session& s, MPI_Comm comm, Clock::time_point deadline, const std::string& what);
 void broadcast_bytes(Session& s, MPI_Comm comm, void* data, int bytes, int root, Clock::time_point deadline, const std::string& what);
 
-// The first error of any rank of `comm`, as "rank N of the group: text", on every rank ("" when
-// none). Ranks with nothing to report still take part, so no rank is left behind on an error.
-std::string agree_on_error(Session& s, MPI_Comm comm, const std::string& mine, Clock::time_point deadline);
+// The first failure of any rank of `comm`, as "rank N of the group: text", on every rank (nothing
+// when none). Ranks with nothing to report still take part, so no rank is left behind on a failure.
+std::optional<std::string> agree_on_error(Session& s, MPI_Comm comm, const std::optional<std::string>& mine, Clock::time_point deadline);
 
 // A sub-communicator of `parent` holding the ranks with `member` (MPI_COMM_NULL elsewhere). MPI has
 // no non-blocking split: the ranks first meet in a barrier with a deadline, and the split itself

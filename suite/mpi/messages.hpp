@@ -55,11 +55,11 @@ T broadcast_message(Session& s, const T& value, Clock::time_point deadline, cons
 }
 
 // The run plan rank 0 shares before the phases: its profile, whether it is valid, and whether the
-// output could be prepared (a non-empty out_error ends the run on every rank).
+// output could be prepared (a failure there ends the run on every rank).
 struct RunPlanMessage {
   bool ok = false;
   nlohmann::json profile;  // the effective profile document (every rank loads it with its checks)
-  std::string out_error;
+  std::optional<std::string> out_error;
 };
 FABRICPROOF_JSON(RunPlanMessage, ok, profile, out_error)
 

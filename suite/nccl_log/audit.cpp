@@ -84,8 +84,7 @@ void check_socket_fallback(const LogFacts& facts, std::vector<Finding>& out) {
     const bool inter = g.inter_node.value_or(facts.multi_node == true);
     if (!inter) continue;
     named = true;
-    const std::string subject = direction == "receive" ? fmt::format("{} <- {}", who(rank, g.host), who(peer, g.peer_host))
-                                                       : fmt::format("{} -> {}", who(rank, g.host), who(peer, g.peer_host));
+    const auto subject = Subject::connection(rank, who(rank, g.host), peer, who(peer, g.peer_host), direction == "receive");
     out.push_back({CheckId::nccl_socket_fallback, subject, Verdict::fail,
                    {{"transport", transport}, {"channels", g.channels}, {"direction", direction}, {"rank", rank}, {"peer", peer}, {"host", g.host}},
                    "NET/IB (or another RDMA network)", rule_socket, kSocketHint});

@@ -55,7 +55,7 @@ void compare_nodes(const Report& base, const Report& next, std::vector<Finding>&
     bool known = false;
     for (const auto& b : base.nodes) known |= b.host == n.host;
     if (!known)
-      out.push_back({CheckId::compare_node, n.host, Verdict::warn, json{{"in_baseline", false}}, json{{"in_baseline", true}}, "compare_node: no node was added", ""});
+      out.push_back({CheckId::compare_node, Subject::node(n.host), Verdict::warn, json{{"in_baseline", false}}, json{{"in_baseline", true}}, "compare_node: no node was added", ""});
   }
 }
 

@@ -142,8 +142,8 @@ bool finalize_report(Report& report, const std::string& launcher_status, const s
       continue;
     }
     const bool node = loss.rank < 0;
-    const std::string subject = node ? "node " + (loss.host.empty() ? std::string("unknown") : loss.host)
-                                     : fmt::format("rank {} ({})", loss.rank, loss.host.empty() ? "host unknown" : loss.host);
+    const Subject subject = node ? Subject("node " + (loss.host.empty() ? std::string("unknown") : loss.host))
+                                 : Subject::rank(loss.rank, fmt::format("rank {} ({})", loss.rank, loss.host.empty() ? "host unknown" : loss.host));
     report.findings.push_back({node ? CheckId::node_lost : CheckId::rank_lost, subject, Verdict::error,
                                {{"rank", loss.rank}, {"host", loss.host}, {"launcher", loss.what}, {"phase", where.phase}, {"step", where.step}},
                                "every rank answers until the run ends",

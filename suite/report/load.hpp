@@ -7,7 +7,7 @@
 
 namespace fabricproof {
 
-// nullopt with `error` naming the file and the problem when it is unreadable or not a fabricproof report.
-std::optional<Report> load_report(const std::string& path, std::string& error);
+// A LocatedError names the file and the problem when it is unreadable or not a fabricproof report.
+Report load_report(const std::string& path);
 
 }  // namespace fabricproof

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/launch.hpp"
+#include "launch/launch.hpp"
 
 namespace fabricproof {
 namespace {

@@ -183,44 +183,42 @@ int create_temporary(const std::string& path, std::string& temporary) {
 
 }  // namespace
 
-std::string write_file_atomic(const std::string& path, const std::string& content) {
+void write_file_atomic(const std::string& path, const std::string& content) {
   std::string temporary;
   const int fd = create_temporary(path, temporary);
-  if (fd < 0) return temporary + ": " + std::strerror(errno);
+  if (fd < 0) throw LocatedError("", temporary + ": " + std::strerror(errno));
   auto fail = [&](const char* step, int fd_to_close) {
     const std::string error = temporary + ": " + step + ": " + std::strerror(errno);
     if (fd_to_close >= 0) ::close(fd_to_close);
     ::unlink(temporary.c_str());
-    return error;
+    throw LocatedError("", error);
   };
   size_t written = 0;
   while (written < content.size()) {
     const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("write", fd);  // a full disk: ENOSPC (or a short write then ENOSPC)
+    if (n <= 0) fail("write", fd);  // a full disk: ENOSPC (or a short write then ENOSPC)
     written += static_cast<size_t>(n);
   }
   // A delayed write error (NFS, a full thin volume) shows only here: never rename over a good file then.
-  if (::fsync(fd) != 0) return fail("fsync", fd);
-  if (::close(fd) != 0) return fail("close", -1);
+  if (::fsync(fd) != 0) fail("fsync", fd);
+  if (::close(fd) != 0) fail("close", -1);
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     const std::string error = path + ": rename: " + std::strerror(errno);
     ::unlink(temporary.c_str());
-    return error;
+    throw LocatedError("", error);
   }
-  return "";
 }
 
-std::string check_output_directory(const std::string& dir) {
+void check_output_directory(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return dir + ": cannot create the report directory: " + ec.message();
-  if (!std::filesystem::is_directory(dir, ec)) return dir + ": not a directory";
+  if (ec) throw LocatedError("", dir + ": cannot create the report directory: " + ec.message());
+  if (!std::filesystem::is_directory(dir, ec)) throw LocatedError("", dir + ": not a directory");
   const std::string probe = (std::filesystem::path(dir) / ".fabricproof-write-probe").string();
-  const std::string error = write_file_atomic(probe, "fabricproof checks that the report directory is writable\n");
-  if (!error.empty()) return dir + ": the report cannot be written there (" + error + ")";
+  if (auto failed = failure_of([&] { write_file_atomic(probe, "fabricproof checks that the report directory is writable\n"); }))
+    throw LocatedError("", dir + ": the report cannot be written there (" + *failed + ")");
   std::filesystem::remove(probe, ec);
-  return "";
 }
 
 }  // namespace fabricproof

@@ -7,9 +7,10 @@
 
 #include "collectives/collective_model.hpp"
 #include "core/finding.hpp"
+#include "core/located_error.hpp"
 #include "gpudirect/gpudirect_rules.hpp"
 #include "inventory/inventory.hpp"
-#include "core/launch.hpp"
+#include "launch/launch.hpp"
 #include "uplink/uplink_model.hpp"
 #include "verbs/verbs_model.hpp"
 #include "nccl_log/audit.hpp"
@@ -116,11 +117,11 @@ std::string utc_timestamp();  // "2026-11-29T17:42:46Z"
 
 // Writes `content` to `path` via a temporary file (created O_EXCL|O_NOFOLLOW beside it), fsync and
 // rename(2), so a reader, a crash or a full disk never sees half a report: on any failed step
-// (write, fsync, close) the old file stays as it was. Returns an error message, empty on success.
-std::string write_file_atomic(const std::string& path, const std::string& content);
+// (write, fsync, close) the old file stays as it was, and a LocatedError names the file and the step.
+void write_file_atomic(const std::string& path, const std::string& content);
 
-// Creates `dir` if needed and proves a report can be written there (a probe file, removed).
-// Returns an error message naming the directory, empty on success.
-std::string check_output_directory(const std::string& dir);
+// Creates `dir` if needed and proves a report can be written there (a probe file, removed); a
+// LocatedError names the directory and why not.
+void check_output_directory(const std::string& dir);
 
 }  // namespace fabricproof

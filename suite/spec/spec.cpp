@@ -207,9 +207,9 @@ SpecLoad load_spec_text(const std::string& text, const std::string& origin) {
 }
 
 SpecLoad load_spec_file(const std::string& path) {
-  std::string error;
-  const auto text = read_regular_file(path, 16u << 20, error);
-  if (!text) return SpecLoad{std::nullopt, {path + ": cannot be read" + (error.empty() ? "" : " (" + error + ")")}};
+  std::optional<std::string> text;
+  const auto failed = failure_of([&] { text = read_regular_file(path, 16u << 20); });
+  if (!text) return SpecLoad{std::nullopt, {path + ": cannot be read" + (failed ? " (" + *failed + ")" : "")}};
   return load_spec_text(*text, path);
 }
 

@@ -28,12 +28,12 @@ const PhaseRecord* phase_of(const Report& r, const std::string& name) {
 }
 
 // Whether a phase ran to the end; otherwise why not, in the run's own words.
-std::string why_not_run(const Report& r, const std::string& name) {
+std::optional<std::string> why_not_run(const Report& r, const std::string& name) {
   const auto* p = phase_of(r, name);
   if (!p) return "the run ended before the " + name + " phase";
   if (p->verdict == Verdict::skip || p->verdict == Verdict::not_proven) return p->reason.empty() ? "not run" : p->reason;
   if (p->verdict == Verdict::error) return "the phase ended in error: " + p->reason;
-  return "";
+  return std::nullopt;
 }
 
 void check_nodes(const ClusterSpec& spec, const Report& r, std::vector<Finding>& out) {
@@ -51,7 +51,7 @@ void check_nodes(const ClusterSpec& spec, const Report& r, std::vector<Finding>&
   if (!missing.empty()) measured["missing"] = missing;
   if (!extra.empty()) measured["not_in_spec"] = extra;
   if (!r.missing_ranks.empty()) measured["ranks_not_answering"] = r.missing_ranks;
-  out.push_back(spec_finding(CheckId::spec_nodes, "cluster", ok, measured, spec.hosts.empty() ? json(expected) : json(spec.hosts),
+  out.push_back(spec_finding(CheckId::spec_nodes, Subject::cluster(), ok, measured, spec.hosts.empty() ? json(expected) : json(spec.hosts),
                              fmt::format("The spec declares {} node(s){}; every phase of this run is missing them. Check the hostfile "
                                          "(or the Slurm allocation), that each node answers ssh, and rerun with all of them.",
                                          expected, missing.empty() ? "" : fmt::format(" and {} did not take part", fmt::join(missing, ", ")))));
@@ -59,9 +59,9 @@ void check_nodes(const ClusterSpec& spec, const Report& r, std::vector<Finding>&
 
 void check_phases(const ClusterSpec& spec, const Report& r, std::vector<Finding>& out) {
   for (const auto& name : spec_required_phases(spec)) {
-    const std::string why = why_not_run(r, name);
-    out.push_back(spec_finding(CheckId::spec_phase, name, why.empty(), why.empty() ? json("ran") : json(why), "ran",
-                               "The spec needs this phase measured: " + why + ". Select it (--phases) and give it what it needs."));
+    const auto why = why_not_run(r, name);
+    out.push_back(spec_finding(CheckId::spec_phase, name, !why, why ? json(*why) : json("ran"), "ran",
+                               "The spec needs this phase measured: " + why.value_or("") + ". Select it (--phases) and give it what it needs."));
   }
 }
 
@@ -72,7 +72,7 @@ void check_gpus(const GpuSpec& want, const NodeFacts& n, std::vector<Finding>& o
   const bool count_ok = static_cast<int>(names.size()) == want.count;
   const bool model_ok = want.model.empty() ||
                         std::all_of(names.begin(), names.end(), [&](const std::string& name) { return name.find(want.model) != std::string::npos; });
-  out.push_back(spec_finding(CheckId::spec_gpus, n.host, count_ok && model_ok, {{"count", names.size()}, {"models", names}},
+  out.push_back(spec_finding(CheckId::spec_gpus, Subject::node(n.host), count_ok && model_ok, {{"count", names.size()}, {"models", names}},
                              {{"count", want.count}, {"model", want.model}},
                              "GPUs visible to CUDA differ from the spec: check nvidia-smi, the driver, dmesg for Xid or fallen-off-the-bus errors."));
 }
@@ -82,7 +82,7 @@ void check_rdma(const RdmaSpec& want, const NodeFacts& n, const Profile& profile
   std::vector<const RdmaDevice*> devices;
   for (const auto& d : n.rdma_devices)
     if (profile.includes_device(d.name)) devices.push_back(&d);
-  out.push_back(spec_finding(CheckId::spec_rdma_count, n.host, static_cast<int>(devices.size()) == want.count, devices.size(), want.count,
+  out.push_back(spec_finding(CheckId::spec_rdma_count, Subject::node(n.host), static_cast<int>(devices.size()) == want.count, devices.size(), want.count,
                              "RDMA devices missing against the spec: check lspci for the cards, dmesg for mlx5_core errors, and the driver."));
   for (const auto* d : devices) {
     std::vector<std::string> wrong;
@@ -186,10 +186,11 @@ void check_collectives(const ClusterSpec& spec, const Report& r, std::vector<Fin
     if (r.collectives)
       for (const auto& res : r.collectives->results)
         if (res.status != Status::ok) failed.push_back(fmt::format("{} on {} node(s): {}", res.op, res.nodes, res.reason));
-    const bool ok = engine == "nccl" && failed.empty() && why_not_run(r, "collectives").empty();
+    const auto not_run = why_not_run(r, "collectives");
+    const bool ok = engine == "nccl" && failed.empty() && !not_run;
     json measured = {{"engine", engine.empty() ? "none (the sweeps did not run)" : engine}};
     if (!failed.empty()) measured["failed"] = failed;
-    if (!why_not_run(r, "collectives").empty()) measured["not_run"] = why_not_run(r, "collectives");
+    if (not_run) measured["not_run"] = *not_run;
     out.push_back(spec_finding(CheckId::spec_nccl, "collectives", ok, measured, "the NCCL engine, every group complete",
                                "The spec needs NCCL on every node: the sweeps must run with NCCL (never MPI in its place). Check that "
                                "libnccl.so.2 loads on every node (ldconfig -p), the ranks' GPUs, and the collectives phase's reason."));
@@ -217,8 +218,7 @@ void check_gpudirect(const Report& r, std::vector<Finding>& out) {
       if (c.gpu_status == Status::ok && c.gpu_gbps && c.host_gbps) ++measured;
       else missing.push_back(c.pair + ": " + (c.gpu_reason.empty() ? to_string(c.gpu_status) : c.gpu_reason));
     }
-  const std::string why = why_not_run(r, "gpudirect");
-  if (!why.empty()) missing.insert(missing.begin(), why);
+  if (const auto why = why_not_run(r, "gpudirect")) missing.insert(missing.begin(), *why);
   const bool ok = missing.empty() && measured > 0;
   out.push_back(spec_finding(CheckId::spec_gpudirect, "gpudirect", ok, ok ? json(measured) : json(missing), "GPU memory measured on every pair",
                              "The spec declares GPUs and HCAs: GPUDirect RDMA must be measured on every pair (nvidia-peermem or DMA-BUF, "
@@ -229,7 +229,7 @@ void check_uplink_floor(double floor, const Report& r, std::vector<Finding>& out
   std::optional<double> gbps;
   if (r.uplink)
     if (auto together = together_in_common_window(r.uplink->nodes)) gbps = together->gbps;
-  out.push_back(spec_finding(CheckId::spec_uplink_floor, "cluster", gbps && *gbps >= floor, gbps ? json(*gbps) : json("not measured"),
+  out.push_back(spec_finding(CheckId::spec_uplink_floor, Subject::cluster(), gbps && *gbps >= floor, gbps ? json(*gbps) : json("not measured"),
                              fmt::format(">= {} Gb/s, all nodes together", floor),
                              "The uplink does not carry what the spec asks (or was not measured together): see the uplink findings."));
 }

@@ -3,36 +3,39 @@
 #include <algorithm>
 #include <charconv>
 
+#include "core/located_error.hpp"
+
 namespace fabricproof {
 
 using nlohmann::json;
 
-std::optional<UplinkTarget> parse_uplink_target(const std::string& text, std::string& error) {
+UplinkTarget parse_uplink_target(const std::string& text) {
+  const auto bad = [&](const std::string& why) { return LocatedError("", "'" + text + "': " + why); };
   UplinkTarget t;
   std::string port;
   if (!text.empty() && text.front() == '[') {  // [v6]:port
     const auto close = text.find(']');
-    if (close == std::string::npos) return error = "'" + text + "': no ']' after an IPv6 address", std::nullopt;
+    if (close == std::string::npos) throw bad("no ']' after an IPv6 address");
     t.host = text.substr(1, close - 1);
     if (close + 1 < text.size()) {
-      if (text[close + 1] != ':') return error = "'" + text + "': expected ':PORT' after ']'", std::nullopt;
+      if (text[close + 1] != ':') throw bad("expected ':PORT' after ']'");
       port = text.substr(close + 2);
-      if (port.empty()) return error = "'" + text + "': empty port", std::nullopt;
+      if (port.empty()) throw bad("empty port");
     }
   } else if (const auto colon = text.rfind(':'); colon != std::string::npos) {
-    if (text.find(':') != colon) return error = "'" + text + "': an IPv6 address goes in brackets, [addr]:port", std::nullopt;
+    if (text.find(':') != colon) throw bad("an IPv6 address goes in brackets, [addr]:port");
     t.host = text.substr(0, colon);
     port = text.substr(colon + 1);
-    if (port.empty()) return error = "'" + text + "': empty port", std::nullopt;
+    if (port.empty()) throw bad("empty port");
   } else {
     t.host = text;
   }
-  if (t.host.empty()) return error = "'" + text + "': no host", std::nullopt;
+  if (t.host.empty()) throw bad("no host");
   if (!port.empty()) {
     int value = 0;
     const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
     if (ec != std::errc() || end != port.data() + port.size() || value < 1 || value > 65535)
-      return error = "'" + text + "': port '" + port + "' is not 1-65535", std::nullopt;
+      throw bad("port '" + port + "' is not 1-65535");
     t.port = value;
   }
   return t;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/json_optional.hpp"
+#include "core/located_error.hpp"
 #include "core/status.hpp"
 
 namespace fabricproof {
@@ -19,8 +20,8 @@ struct UplinkTarget {
   int port = kIperf3DefaultPort;
 };
 
-// "HOST" or "HOST:PORT" ("[v6]:PORT" for IPv6); error names what is wrong, the target empty then.
-std::optional<UplinkTarget> parse_uplink_target(const std::string& text, std::string& error);
+// "HOST" or "HOST:PORT" ("[v6]:PORT" for IPv6); a LocatedError names the text and what is wrong.
+UplinkTarget parse_uplink_target(const std::string& text);
 std::string to_string(const UplinkTarget& target);
 
 // One interval of iperf3's report after its --omit, in seconds of its own clock, and the bytes

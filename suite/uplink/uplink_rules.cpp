@@ -36,11 +36,11 @@ void check_measured(const UplinkNode& n, bool together_ran, std::vector<Finding>
 // The path: storage traffic over the data fabric competes with the collectives.
 void check_path(const UplinkNode& n, std::vector<Finding>& out) {
   if (!n.path.error.empty()) {
-    out.push_back(Finding(CheckId::uplink_path, n.host, Verdict::error, {{"error", n.path.error}}, "a route to " + n.target,
+    out.push_back(Finding(CheckId::uplink_path, Subject::node(n.host), Verdict::error, {{"error", n.path.error}}, "a route to " + n.target,
                           "the node routes to the uplink target", "Does the target's name resolve on the node, and is there a route to it?"));
     return;
   }
-  out.push_back(Finding(CheckId::uplink_path, n.host, n.path.rdma ? Verdict::warn : Verdict::pass,
+  out.push_back(Finding(CheckId::uplink_path, Subject::node(n.host), n.path.rdma ? Verdict::warn : Verdict::pass,
                         {{"interface", n.path.interface}, {"data_fabric", n.path.rdma}, {"local_address", n.path.local_address}},
                         "an interface that is not the RDMA fabric", "the route to the uplink target leaves through an interface without an RDMA port",
                         n.path.rdma ? "The route to the storage target goes over the RDMA fabric: dataset reads would compete with "
@@ -77,12 +77,12 @@ void check_node_rates(const UplinkNode& n, double share, std::vector<Finding>& o
 // All nodes at once share the target's link and the uplink: the cluster's need is judged here.
 Finding check_aggregate(const UplinkSection& s) {
   if (!s.need_gbps)
-    return Finding(CheckId::uplink_aggregate, "cluster", Verdict::skip, nullptr, nullptr, "all nodes together carry uplink.ingest_gbps",
+    return Finding(CheckId::uplink_aggregate, Subject::cluster(), Verdict::skip, nullptr, nullptr, "all nodes together carry uplink.ingest_gbps",
                    "no ingest need given: set uplink.ingest_gbps in the profile or --uplink-need GBPS "
                    "(`fabricproof plan-uplink` computes it from the workload)");
   const double need = *s.need_gbps;
   if (!s.together_skipped.empty())
-    return Finding(CheckId::uplink_aggregate, "cluster", Verdict::skip, nullptr, fmt::format(">= {:.4g} Gb/s", need),
+    return Finding(CheckId::uplink_aggregate, Subject::cluster(), Verdict::skip, nullptr, fmt::format(">= {:.4g} Gb/s", need),
                    "all nodes together carry uplink.ingest_gbps", s.together_skipped);
   double sum = 0, shortest = 0;
   bool complete = true;
@@ -108,7 +108,7 @@ Finding check_aggregate(const UplinkSection& s) {
     apart = common->window_s < 0.5 * shortest;
   }
   const Verdict v = !complete || apart ? Verdict::error : sum >= need ? Verdict::pass : Verdict::fail;
-  return Finding(CheckId::uplink_aggregate, "cluster", v, measured, fmt::format(">= {:.4g} Gb/s ({})", need, s.need_source),
+  return Finding(CheckId::uplink_aggregate, Subject::cluster(), v, measured, fmt::format(">= {:.4g} Gb/s ({})", need, s.need_source),
                  "all nodes together carry uplink.ingest_gbps",
                  v == Verdict::pass ? ""
                  : !complete        ? "Not every node measured: the aggregate is unknown, not passed. " + std::string(kServerHint)
@@ -157,7 +157,7 @@ std::optional<TogetherAggregate> together_in_common_window(const std::vector<Upl
 std::vector<Finding> check_uplink(const UplinkSection& s) {
   std::vector<Finding> out;
   if (s.nodes.empty()) {
-    out.push_back(Finding(CheckId::uplink_measured, "cluster", Verdict::error, nullptr, "one result per node", "every node measures its uplink",
+    out.push_back(Finding(CheckId::uplink_measured, Subject::cluster(), Verdict::error, nullptr, "one result per node", "every node measures its uplink",
                           "no node reported an uplink result"));
     return out;
   }

@@ -114,9 +114,9 @@ struct StreamParams {
 bool is_progress_note(const json& message) { return message.contains("progress"); }
 double progress_note_interval(double timeout_s) { return std::min(5.0, timeout_s / 2); }
 
-// Posts one send-queue work request; returns the error text, empty on success.
-std::string post_send(ibv_qp* qp, ibv_wr_opcode opcode, void* local, uint32_t length, uint32_t lkey, uint64_t remote_addr,
-                      uint32_t rkey, uint32_t imm, unsigned flags) {
+// Posts one send-queue work request (a VerbsError when the provider refuses it).
+void post_send(ibv_qp* qp, ibv_wr_opcode opcode, void* local, uint32_t length, uint32_t lkey, uint64_t remote_addr,
+               uint32_t rkey, uint32_t imm, unsigned flags) {
   ibv_sge sge{reinterpret_cast<uint64_t>(local), length, lkey};
   ibv_send_wr wr{};
   ibv_send_wr* bad = nullptr;
@@ -127,28 +127,20 @@ std::string post_send(ibv_qp* qp, ibv_wr_opcode opcode, void* local, uint32_t le
   wr.wr.rdma.remote_addr = remote_addr;
   wr.wr.rdma.rkey = rkey;
   wr.imm_data = imm;
-  if (int rc = ibv_post_send(qp, &wr, &bad); rc != 0) return fmt::format("ibv_post_send: {} ({})", std::strerror(rc), rc);
-  return "";
+  if (int rc = ibv_post_send(qp, &wr, &bad); rc != 0) throw VerbsError("ibv_post_send", rc, "");
 }
 
-// Reaps send completions; returns false (with out.error set) on an error status.
-bool reap(ibv_cq* cq, std::vector<SendQueue>& queues, const RcEndpoint& ep, uint64_t& completed_messages, std::string& error) {
+// Reaps send completions; a completion in error (or a failed poll) is a failure of the stream.
+void reap(ibv_cq* cq, std::vector<SendQueue>& queues, const RcEndpoint& ep, uint64_t& completed_messages) {
   ibv_wc wc[16];
   const int n = ibv_poll_cq(cq, 16, wc);
-  if (n < 0) {
-    error = "ibv_poll_cq failed";
-    return false;
-  }
+  if (n < 0) throw LocatedError("", "ibv_poll_cq failed");
   for (int i = 0; i < n; ++i) {
-    if (wc[i].status != IBV_WC_SUCCESS) {
-      error = wc_error(wc[i]);
-      return false;
-    }
+    if (wc[i].status != IBV_WC_SUCCESS) throw LocatedError("", wc_error(wc[i]));
     if (wc[i].opcode & IBV_WC_RECV) continue;  // not a send's (the send CQ has none; checked all the same)
     const int q = ep.qp_index(wc[i].qp_num);
     if (q >= 0) completed_messages += static_cast<uint64_t>(queues[static_cast<size_t>(q)].completed());
   }
-  return true;
 }
 
 // The window of a duration run (perftest's -D): opened `margin` after the start, closed `margin`
@@ -200,42 +192,38 @@ Local stream(RcEndpoint& ep, const ConnectionInfo& remote, const StreamParams& p
     auto& queue = queues[q];
     const bool signaled = !is_message || queue.next_is_signaled();
     const int slot = static_cast<int>(posted % static_cast<uint64_t>(p.slots));
-    out.error = post_send(ep.qp(q), p.opcode, ep.tx_slot(slot), length, ep.buffer().mr->lkey, remote.addr, remote.rkey,
-                          htonl(static_cast<uint32_t>(slot)), signaled ? IBV_SEND_SIGNALED : 0);
-    if (!out.error.empty()) return false;
+    post_send(ep.qp(q), p.opcode, ep.tx_slot(slot), length, ep.buffer().mr->lkey, remote.addr, remote.rkey,
+              htonl(static_cast<uint32_t>(slot)), signaled ? IBV_SEND_SIGNALED : 0);
     queue.posted(signaled, is_message);
-    return true;
   };
-  while (out.error.empty()) {
-    for (size_t q = 0; q < p.qps && !stop; ++q) {
-      while (!queues[q].full()) {
-        const bool time_up = p.duration_s > 0 ? seconds_between(start, clock.now()) >= p.duration_s : posted >= p.iterations;
-        if (time_up) {
-          stop = true;
-          break;
+  // A failed post or completion, or a silent queue, ends the stream: the step's failure, sent to
+  // the peer with its figures.
+  const auto failed = failure_of([&] {
+    while (true) {
+      for (size_t q = 0; q < p.qps && !stop; ++q)
+        while (!queues[q].full()) {
+          stop = p.duration_s > 0 ? seconds_between(start, clock.now()) >= p.duration_s : posted >= p.iterations;
+          if (stop) break;
+          post(q, static_cast<uint32_t>(p.bytes), true);
+          ++posted;
         }
-        if (!post(q, static_cast<uint32_t>(p.bytes), true)) break;
-        ++posted;
-      }
+      if (stop)  // unsignalled WRs at the end: a zero-length signalled WR completes after them,
+        // posted once the queue has room for it (never beyond max_send_wr)
+        for (size_t q = 0; q < p.qps; ++q)
+          if (queues[q].needs_flush() && !queues[q].full()) post(q, 0, false);
+      const uint64_t before = completed;
+      reap(ep.send_cq(), queues, ep, completed);
+      const auto now = clock.tick(completed != before);
+      if (completed != before) last_completion = now;
+      else back_off(clock.idle_usec());
+      note_progress(p, completed, now, last_note);
+      if (windowed) window.update(p, seconds_between(start, now), completed, clock);
+      if (stop && std::all_of(queues.begin(), queues.end(), [](const SendQueue& q) { return q.idle(); })) return;
+      if (seconds_between(last_completion, now) > p.timeout_s)
+        throw LocatedError("", fmt::format("no completion for {} s ({} messages outstanding)", p.timeout_s, posted - completed));
     }
-    if (stop)  // unsignalled WRs at the end: a zero-length signalled WR completes after them,
-      // posted once the queue has room for it (never beyond max_send_wr)
-      for (size_t q = 0; q < p.qps && out.error.empty(); ++q)
-        if (queues[q].needs_flush() && !queues[q].full()) post(q, 0, false);
-    if (!out.error.empty()) break;
-    const uint64_t before = completed;
-    if (!reap(ep.send_cq(), queues, ep, completed, out.error)) break;
-    const auto now = clock.tick(completed != before);
-    if (completed != before) last_completion = now;
-    else back_off(clock.idle_usec());
-    note_progress(p, completed, now, last_note);
-    if (windowed) window.update(p, seconds_between(start, now), completed, clock);
-    if (stop && std::all_of(queues.begin(), queues.end(), [](const SendQueue& q) { return q.idle(); })) break;
-    if (seconds_between(last_completion, now) > p.timeout_s) {
-      out.error = fmt::format("no completion for {} s ({} messages outstanding)", p.timeout_s, posted - completed);
-      break;
-    }
-  }
+  });
+  if (failed) out.error = *failed;
   out.total = completed;
   if (windowed && window.closed && window.last > window.first) window.figures(out);
   else {  // iteration mode (or a window that saw nothing): first post to last completion
@@ -252,10 +240,8 @@ class Receiver {
  public:
   Receiver(RcEndpoint& ep, MemoryProvider& memory, uint64_t bytes, int slots) : ep_(ep), memory_(memory), bytes_(bytes), slots_(slots) {}
 
-  std::string post_all() {
-    for (int i = 0; i < slots_; ++i)
-      if (auto e = post(i); !e.empty()) return e;
-    return "";
+  void post_all() {
+    for (int i = 0; i < slots_; ++i) post(i);
   }
 
   // Runs until the sender's figure arrives and that many messages were received (or the deadline).
@@ -290,8 +276,8 @@ class Receiver {
           }
           ++out.messages;
         }
-        if (auto e = post(slot); !e.empty()) {
-          out.error = e;
+        if (auto failed = failure_of([&] { post(slot); })) {
+          out.error = *failed;
           return out;
         }
       }
@@ -314,15 +300,14 @@ class Receiver {
   }
 
  private:
-  std::string post(int slot) {
+  void post(int slot) {
     ibv_sge sge{reinterpret_cast<uint64_t>(ep_.rx_slot(slot)), static_cast<uint32_t>(bytes_), ep_.buffer().mr->lkey};
     ibv_recv_wr wr{};
     ibv_recv_wr* bad = nullptr;
     wr.wr_id = static_cast<uint64_t>(slot);
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    if (int rc = ibv_post_recv(ep_.qp(0), &wr, &bad); rc != 0) return fmt::format("ibv_post_recv: {} ({})", std::strerror(rc), rc);
-    return "";
+    if (int rc = ibv_post_recv(ep_.qp(0), &wr, &bad); rc != 0) throw VerbsError("ibv_post_recv", rc, "");
   }
 
   RcEndpoint& ep_;
@@ -360,8 +345,8 @@ Local ping_pong(RcEndpoint& ep, const ConnectionInfo& remote, bool initiator, ui
   };
   auto write = [&](uint8_t value) -> bool {
     source[last] = value;
-    out.error = post_send(ep.qp(0), IBV_WR_RDMA_WRITE, source, static_cast<uint32_t>(bytes), ep.latency_lkey(), remote.lat_addr,
-                          remote.lat_rkey, 0, flags);
+    auto post = [&] { post_send(ep.qp(0), IBV_WR_RDMA_WRITE, source, static_cast<uint32_t>(bytes), ep.latency_lkey(), remote.lat_addr, remote.lat_rkey, 0, flags); };
+    if (const auto failed = failure_of(post)) out.error = *failed;
     if (!out.error.empty()) return false;
     ibv_wc wc{};
     return spin_until(
@@ -564,7 +549,7 @@ class PairRun {
     std::string ready_error;
     if (step.kind == Kind::send_bw && !sends(step)) {
       receiver = std::make_unique<Receiver>(*ep_, memory_, o_.bw_bytes, config_.rx_slots);
-      ready_error = receiver->post_all();  // receives are in place before the sender starts
+      ready_error = failure_of([&] { receiver->post_all(); }).value_or("");  // receives are in place before the sender starts
     }
     if (step.kind == Kind::write_lat) std::memset(const_cast<uint8_t*>(ep_->latency_buffer()), 0, 4096);
     const json peer_ready = exchange({{"ready", step.test}, {"error", ready_error}}, o_.timeout_s);

@@ -14,7 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/hostfile.hpp"
+#include "core/located_error.hpp"
+#include "launch/hostfile.hpp"
 #include "inventory/pci_vpd.hpp"
 #include "core/profile.hpp"
 #include "core/units.hpp"
@@ -102,10 +103,12 @@ void sysfs(std::string_view text) {
 }
 
 void vpd(std::string_view bytes) {
-  PciVpd v;
-  const auto error = parse_pci_vpd(bytes, v);
-  check(v.serial_number.size() <= bytes.size() && v.part_number.size() <= bytes.size() && v.product_name.size() <= bytes.size());
-  (void)error;
+  try {
+    const PciVpd v = parse_pci_vpd(bytes);
+    check(v.serial_number.size() <= bytes.size() && v.part_number.size() <= bytes.size() && v.product_name.size() <= bytes.size());
+  } catch (const LocatedError& e) {
+    check(std::string_view(e.what()).size() > 0);  // a refusal says what is wrong
+  }
 }
 
 void hostfile(std::string_view text) {

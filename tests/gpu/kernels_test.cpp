@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "collectives/collective_data.hpp"
+#include "core/located_error.hpp"
 #include "core/payload_pattern.hpp"
 #include "inventory/cuda_probe.hpp"
 #include "gpu_fixture.hpp"
@@ -16,19 +17,16 @@ namespace fabricproof {
 namespace {
 
 TEST_F(Gpu, PatternFillThenVerifyFindsNoMismatchAndCountsACorruptedWord) {
-  ASSERT_EQ(kernels::fill_pattern(buffer_, kBytes, 42), "");
-  uint64_t wrong = 99;
-  ASSERT_EQ(kernels::count_mismatches(buffer_, kBytes, 42, &wrong), "");
-  EXPECT_EQ(wrong, 0u);
+  kernels::fill_pattern(buffer_, kBytes, 42);
+  EXPECT_EQ(kernels::count_mismatches(buffer_, kBytes, 42), 0u);
   // The host computes the same words as the kernel.
   uint32_t first[4];
   ASSERT_EQ(cudaMemcpy(first, buffer_, sizeof(first), cudaMemcpyDeviceToHost), cudaSuccess);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(first[i], pattern_word(42, static_cast<uint64_t>(i)));
   const uint32_t junk = first[1] ^ 1u;
   ASSERT_EQ(cudaMemcpy(static_cast<char*>(buffer_) + 4 * 1000, &junk, 4, cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(kernels::count_mismatches(buffer_, kBytes, 42, &wrong), "");
-  EXPECT_EQ(wrong, 1u);
-  EXPECT_NE(kernels::fill_pattern(buffer_, 3, 1), "") << "a size that is not whole words is refused";
+  EXPECT_EQ(kernels::count_mismatches(buffer_, kBytes, 42), 1u);
+  EXPECT_THROW(kernels::fill_pattern(buffer_, 3, 1), LocatedError) << "a size that is not whole words is refused";
 }
 
 TEST_F(Gpu, CollectiveCheckAcceptsTheTrueResultAndCountsWrongElements) {
@@ -38,12 +36,10 @@ TEST_F(Gpu, CollectiveCheckAcceptsTheTrueResultAndCountsWrongElements) {
   std::vector<float> out(chunk * ranks);
   for (uint64_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(coll_expected_value(CollOp::allgather, ReduceOp::sum, 1, ranks, chunk, i));
   ASSERT_EQ(cudaMemcpy(buffer_, out.data(), out.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-  uint64_t wrong = 99;
-  ASSERT_EQ(kernels::count_collective_wrong(buffer_, out.size(), CollOp::allgather, ReduceOp::sum, DataType::float32, 1, ranks, chunk, &wrong), "");
-  EXPECT_EQ(wrong, 0u);
-  ASSERT_EQ(kernels::fill_collective(buffer_, 10, buffer_, out.size(), DataType::float32, 2, nullptr), "");  // zeroes, then rank 2's input
-  ASSERT_EQ(kernels::count_collective_wrong(buffer_, out.size(), CollOp::allgather, ReduceOp::sum, DataType::float32, 1, ranks, chunk, &wrong), "");
-  EXPECT_EQ(wrong, out.size()) << "zeroed output and another rank's input match nothing";
+  EXPECT_EQ(kernels::count_collective_wrong(buffer_, out.size(), CollOp::allgather, ReduceOp::sum, DataType::float32, 1, ranks, chunk), 0u);
+  kernels::fill_collective(buffer_, 10, buffer_, out.size(), DataType::float32, 2, nullptr);  // zeroes, then rank 2's input
+  EXPECT_EQ(kernels::count_collective_wrong(buffer_, out.size(), CollOp::allgather, ReduceOp::sum, DataType::float32, 1, ranks, chunk), out.size())
+      << "zeroed output and another rank's input match nothing";
 }
 
 TEST_F(Gpu, DmabufAttributeIsReadable) {

@@ -6,16 +6,16 @@
 
 #include "collectives/nccl_info.hpp"
 #include "collectives/nccl_library.hpp"
+#include "core/located_error.hpp"
 
 namespace fabricproof::collectives {
 
 // The build's NCCL, or the one FABRICPROOF_NCCL_LIBRARY chooses (scripts/gpu-check: the GPU
 // machine's own) and nothing else.
 TEST(NcclLibrary, OpensTheBuildsOrTheChosenNcclAndResolvesEveryFunction) {
-  std::string why;
-  const NcclLibrary* nccl = nccl_library(&why);
-  ASSERT_NE(nccl, nullptr) << why;
-  EXPECT_TRUE(why.empty()) << why;
+  const auto failed = failure_of([] { nccl_library(); });
+  ASSERT_FALSE(failed) << *failed;
+  const NcclLibrary* nccl = &nccl_library();
   EXPECT_FALSE(nccl->path.empty());
   if (const char* chosen = std::getenv("FABRICPROOF_NCCL_LIBRARY"); chosen && *chosen) {
     EXPECT_EQ(nccl->path, chosen);
@@ -34,7 +34,8 @@ TEST(NcclLibrary, OpensTheBuildsOrTheChosenNcclAndResolvesEveryFunction) {
     EXPECT_NE(nccl->MemFree, nullptr) << "NCCL " << code << " has ncclMemFree";
   }
   EXPECT_STREQ(nccl->GetErrorString(ncclInvalidArgument), "invalid argument (run with NCCL_DEBUG=WARN for details)");
-  EXPECT_TRUE(std::regex_match(nccl_version(), std::regex(R"(2\.\d+\.\d+)"))) << nccl_version();
+  ASSERT_TRUE(nccl_version());
+  EXPECT_TRUE(std::regex_match(*nccl_version(), std::regex(R"(2\.\d+\.\d+)"))) << *nccl_version();
 }
 
 // A library that does not open: null, and the reason names the file. In a child process, as the
@@ -46,8 +47,8 @@ TEST(NcclLibrary, ALibraryThatDoesNotOpenIsNamedAndTheVersionIsEmpty) {
   EXPECT_EXIT(
       {
         setenv("FABRICPROOF_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
-        std::string why;
-        const bool missing = nccl_library(&why) == nullptr && nccl_version().empty();
+        const std::string why = failure_of([] { nccl_library(); }).value_or("");
+        const bool missing = !why.empty() && !nccl_version();
         const bool named = why.find("NCCL not found") != std::string::npos && why.find("/nonexistent/libnccl.so.2") != std::string::npos;
         std::exit(missing && named ? 0 : 1);
       },

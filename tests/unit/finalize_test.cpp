@@ -153,13 +153,13 @@ TEST(Finalize, AFinalReportIsLeftAsItIs) {
 TEST(AtomicWrite, AFailedWriteKeepsTheOldFileAndSaysWhy) {
   test::TempDir tmp("atomic-full");
   const auto path = (tmp.path() / "report.json").string();
-  ASSERT_EQ(write_file_atomic(path, "the good report\n"), "");
+  ASSERT_NO_THROW(write_file_atomic(path, "the good report\n"));
   const pid_t child = fork();
   if (child == 0) {
     signal(SIGXFSZ, SIG_IGN);  // the write returns EFBIG instead of killing the process
     rlimit limit{4096, 4096};
     setrlimit(RLIMIT_FSIZE, &limit);
-    const auto error = write_file_atomic(path, std::string(100000, 'x'));
+    const auto error = failure_of([&] { write_file_atomic(path, std::string(100000, 'x')); }).value_or("");
     _exit(error.find("write") != std::string::npos && error.find("File too large") != std::string::npos ? 0 : 1);
   }
   int status = 0;
@@ -177,7 +177,7 @@ TEST(AtomicWrite, ALinkAtTheReportPathIsReplacedNotFollowed) {
   const auto victim = tmp.path() / "victim";
   std::ofstream(victim) << "not yours";
   fs::create_symlink(victim, tmp.path() / "report.json");
-  ASSERT_EQ(write_file_atomic((tmp.path() / "report.json").string(), "report\n"), "");
+  ASSERT_NO_THROW(write_file_atomic((tmp.path() / "report.json").string(), "report\n"));
   EXPECT_EQ(read_text(victim), "not yours");
   EXPECT_FALSE(fs::is_symlink(tmp.path() / "report.json"));
   EXPECT_EQ(read_text(tmp.path() / "report.json"), "report\n");
@@ -185,16 +185,17 @@ TEST(AtomicWrite, ALinkAtTheReportPathIsReplacedNotFollowed) {
 
 TEST(OutputDirectory, IsCreatedAndProvedWritableOrNamedInTheError) {
   test::TempDir tmp("outdir");
-  EXPECT_EQ(check_output_directory((tmp.path() / "a" / "b").string()), "");
+  EXPECT_NO_THROW(check_output_directory((tmp.path() / "a" / "b").string()));
   EXPECT_TRUE(fs::is_directory(tmp.path() / "a" / "b"));
   EXPECT_TRUE(fs::is_empty(tmp.path() / "a" / "b")) << "the probe file is removed";
   std::ofstream(tmp.path() / "file") << "x";
-  const auto error = check_output_directory((tmp.path() / "file" / "sub").string());
-  EXPECT_NE(error.find((tmp.path() / "file" / "sub").string()), std::string::npos) << error;
+  const auto error = failure_of([&] { check_output_directory((tmp.path() / "file" / "sub").string()); });
+  ASSERT_TRUE(error) << "a directory below a file is refused";
+  EXPECT_NE(error->find((tmp.path() / "file" / "sub").string()), std::string::npos) << *error;
   if (geteuid() != 0) {  // root writes anywhere: the read-only case needs a normal user
     fs::create_directory(tmp.path() / "ro");
     fs::permissions(tmp.path() / "ro", fs::perms::owner_read | fs::perms::owner_exec);
-    EXPECT_NE(check_output_directory((tmp.path() / "ro").string()), "");
+    EXPECT_THROW(check_output_directory((tmp.path() / "ro").string()), LocatedError);
   }
 }
 

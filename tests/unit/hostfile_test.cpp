@@ -1,7 +1,7 @@
 // The hostfile parser behind `fabricproof hostfile` and scripts/fabricproof-mpirun.
 #include <gtest/gtest.h>
 
-#include "core/hostfile.hpp"
+#include "launch/hostfile.hpp"
 
 namespace fabricproof {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "core/launch.hpp"
+#include "launch/launch.hpp"
 
 namespace fabricproof {
 namespace {

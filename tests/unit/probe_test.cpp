@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/located_error.hpp"
 #include "inventory/inventory_rules.hpp"
 #include "inventory/pci_vpd.hpp"
 #include "facts.hpp"
@@ -274,8 +275,7 @@ TEST(PciVpd, ParsesTheConnectX7SampleAndRejectsDamage) {
   std::ifstream in(test::fixture("sysfs/roce-cx7-gid-tables/sys/devices/pci0000:16/0000:16:00.0/0000:17:00.0/vpd"), std::ios::binary);
   ASSERT_TRUE(in);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  PciVpd vpd;
-  ASSERT_EQ(parse_pci_vpd(bytes, vpd), "");
+  const PciVpd vpd = parse_pci_vpd(bytes);
   EXPECT_EQ(vpd.part_number, "MCX755106AS-HEAT");
   EXPECT_EQ(vpd.serial_number, "MT24216006W0");
   EXPECT_EQ(vpd.engineering_change, "A8");
@@ -283,15 +283,13 @@ TEST(PciVpd, ParsesTheConnectX7SampleAndRejectsDamage) {
 
   std::string flipped = bytes;
   flipped[10] ^= 0x01;  // one bit in the product name
-  PciVpd bad;
-  ASSERT_EQ(parse_pci_vpd(flipped, bad), "");
-  EXPECT_FALSE(bad.checksum_ok);
+  EXPECT_FALSE(parse_pci_vpd(flipped).checksum_ok);
 
-  PciVpd cut;
-  EXPECT_NE(parse_pci_vpd(bytes.substr(0, 40), cut).find("claims"), std::string::npos);
-  PciVpd none;
-  EXPECT_NE(parse_pci_vpd(std::string(64, '\xff'), none), "");
-  EXPECT_NE(parse_pci_vpd("", none), "");
+  const auto cut = failure_of([&] { parse_pci_vpd(bytes.substr(0, 40)); });
+  ASSERT_TRUE(cut);
+  EXPECT_NE(cut->find("claims"), std::string::npos) << *cut;
+  EXPECT_THROW(parse_pci_vpd(std::string(64, '\xff')), LocatedError);
+  EXPECT_THROW(parse_pci_vpd(""), LocatedError);
 }
 
 }  // namespace

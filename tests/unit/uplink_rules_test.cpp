@@ -24,25 +24,21 @@ std::string fixture_text(const std::string& name) {
 }
 
 TEST(UplinkTarget, HostPortAndTheirErrors) {
-  std::string error;
-  auto t = parse_uplink_target("storage1", error);
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->host, "storage1");
-  EXPECT_EQ(t->port, 5201);
-  t = parse_uplink_target("10.0.0.9:5203", error);
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->port, 5203);
-  EXPECT_EQ(to_string(*t), "10.0.0.9:5203");
-  t = parse_uplink_target("[fd00::9]:5202", error);
-  ASSERT_TRUE(t);
-  EXPECT_EQ(t->host, "fd00::9");
-  EXPECT_EQ(to_string(*t), "[fd00::9]:5202");
+  auto t = parse_uplink_target("storage1");
+  EXPECT_EQ(t.host, "storage1");
+  EXPECT_EQ(t.port, 5201);
+  t = parse_uplink_target("10.0.0.9:5203");
+  EXPECT_EQ(t.port, 5203);
+  EXPECT_EQ(to_string(t), "10.0.0.9:5203");
+  t = parse_uplink_target("[fd00::9]:5202");
+  EXPECT_EQ(t.host, "fd00::9");
+  EXPECT_EQ(to_string(t), "[fd00::9]:5202");
   for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
            {"host:0", "port '0' is not 1-65535"}, {"host:99999", "is not 1-65535"}, {"host:", "empty port"}, {":5201", "no host"},
            {"fd00::9", "in brackets"}, {"[fd00::9", "no ']'"}, {"host:52x", "port '52x'"}}) {
-    error.clear();
-    EXPECT_FALSE(parse_uplink_target(bad, error)) << bad;
-    EXPECT_NE(error.find(says), std::string::npos) << bad << ": " << error;
+    const auto error = failure_of([&] { parse_uplink_target(bad); });
+    ASSERT_TRUE(error) << bad;
+    EXPECT_NE(error->find(says), std::string::npos) << bad << ": " << *error;
   }
 }
 

@@ -1,4 +1,4 @@
-#include "core/hostfile.hpp"
+#include "launch/hostfile.hpp"
 
 #include <algorithm>
 #include <charconv>

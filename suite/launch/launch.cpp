@@ -1,4 +1,4 @@
-#include "core/launch.hpp"
+#include "launch/launch.hpp"
 
 #include <fmt/format.h>
 

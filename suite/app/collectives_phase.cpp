@@ -102,12 +102,14 @@ NcclLog prepare_nccl_environment(const SweepOptions& o) {
 }
 
 
-std::unique_ptr<collectives::Engine> make_engine(const CollectivesPlan& plan, mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s) {
+std::unique_ptr<collectives::Engine> make_engine(const CollectivesPlan& plan, const SweepOptions& o, mpi::Session& session, MPI_Comm group,
+                                                 uint64_t max_bytes) {
 #if FABRICPROOF_HAVE_NCCL
   if (plan.engine == "nccl")
-    return collectives::make_nccl_engine(session, group, plan.devices[static_cast<size_t>(session.rank())], max_bytes, timeout_s);
+    return collectives::make_nccl_engine(session, group, plan.devices[static_cast<size_t>(session.rank())], max_bytes, o.timeout_s,
+                                         {o.nccl_comm, o.gpu_buffers});
 #endif
-  return collectives::make_mpi_engine(session, group, max_bytes, timeout_s);
+  return collectives::make_mpi_engine(session, group, max_bytes, o.timeout_s);
 }
 
 collectives::Usable usable_memory(const CollectivesPlan& plan, int rank) {
@@ -306,7 +308,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
     session.set_step("collectives", "forming the group of " + group_name);
     MPI_Comm comm = mpi::split(session, session.world(), member, mpi::deadline_in(o.timeout_s), "the group of " + group_name);
     if (member) {
-      auto engine = make_engine(plan, session, comm, sizes.clip.max_bytes, o.timeout_s);
+      auto engine = make_engine(plan, o, session, comm, sizes.clip.max_bytes);
       for (const auto& name : o.ops) state.sweep(session, *engine, comm, group, name, group_name);
       engine.reset();  // the NCCL communicator ends before the group's MPI communicator
       mpi::free_group(comm);

@@ -185,7 +185,7 @@ struct CollectivesCli {
     run.add_option("--max-bytes", max_bytes, "Largest size (8G; clipped to the memory each rank can use)")->group(group);
     run.add_option("--factor", c.factor, "Size step factor (2)")->check(kFinite & CLI::Range(1.01, 1024.0))->group(group);
     run.add_option("--iters", c.iters, "Timed calls per size (20)")->check(kFinite & CLI::Range(1, 100000))->group(group);
-    run.add_option("--warmup", c.warmup, "Warm-up calls per size (5)")->check(kFinite & CLI::Range(0, 100000))->group(group);
+    run.add_option("--warmup", c.warmup, "Untimed calls per size and form before the barrier (1, as nccl-tests)")->check(kFinite & CLI::Range(0, 100000))->group(group);
     run.add_option("--dtype", c.dtype, "float, double or int32 (float)")->check(CLI::IsMember({"float", "double", "int32"}))->group(group);
     run.add_option("--redop", c.redop, "sum, max or min (sum)")->check(CLI::IsMember({"sum", "max", "min"}))->group(group);
     run.add_flag("--no-in-place", no_in_place, "Time the out-of-place form only")->group(group);
@@ -193,6 +193,11 @@ struct CollectivesCli {
     run.add_option("--collective-timeout", c.timeout_s, "Seconds any wait on a collective may take (120; at most a day)")->check(kFinite & CLI::Range(0.001, kDay))->group(group);
     run.add_option("--time-stat", c.time_stat, "A row's time over the ranks: avg (nccl-tests' default) or max (the slowest rank)")
         ->check(CLI::IsMember({"avg", "max"}))->group(group);
+    run.add_option("--nccl-comm", c.nccl_comm,
+                   "The NCCL communicator: blocking (as nccl-tests), split (a blocking child of a non-blocking one) or nonblocking")
+        ->check(CLI::IsMember({"blocking", "split", "nonblocking"}))->group(group);
+    run.add_option("--gpu-buffers", c.gpu_buffers, "The NCCL engine's buffers: cudaMalloc or ncclMemAlloc (cudaMalloc)")
+        ->check(CLI::IsMember({"cudaMalloc", "ncclMemAlloc"}))->group(group);
   }
 
   std::optional<Invalid> finish(SweepOptions& c) const {

@@ -70,11 +70,13 @@ struct SweepOptions {
   bool max_bytes_given = false;  // --max-bytes on the command line (else the profile may bound it)
   double factor = 2;
   int iters = 20;
-  int warmup = 5;
+  int warmup = 1;
   bool in_place = true;         // also time the in-place form (allreduce, allgather, broadcast)
   bool ring = false;            // NCCL_ALGO=Ring for the groups (Tree can beat the NIC at 2 nodes)
   double timeout_s = 120;       // deadline of every wait on the collective
   std::string time_stat = "avg";  // a row's time over the ranks: "avg" (nccl-tests' default) or "max" (the slowest)
+  std::string nccl_comm = "blocking";    // the NCCL communicator's form: blocking | split | nonblocking
+  std::string gpu_buffers = "cudaMalloc";  // the NCCL engine's buffers: cudaMalloc | ncclMemAlloc
   // Whether NCCL must run the sweeps (rank 0, from the cluster spec; not in the report's options):
   // unset, "auto" may pick MPI only on a cluster without GPUs; false (the spec waives NCCL), also
   // where NCCL cannot run on GPU nodes; true, never.
@@ -168,7 +170,8 @@ struct CollectivesSection {
   std::vector<std::string> nccl_logs_missing;  // "rank N: NCCL log file X not found (NCCL_DEBUG_FILE)"
 };
 
-FABRICPROOF_JSON(SweepOptions, engine, ops, dtype, redop, min_bytes, max_bytes, factor, iters, warmup, in_place, ring, timeout_s, time_stat)
+FABRICPROOF_JSON(SweepOptions, engine, ops, dtype, redop, min_bytes, max_bytes, factor, iters, warmup, in_place, ring, timeout_s, time_stat,
+                 nccl_comm, gpu_buffers)
 FABRICPROOF_JSON(CollTiming, time_us, algbw_GBps, busbw_GBps, wrong)
 FABRICPROOF_JSON(CollRow, bytes, count, dtype, redop, out_of_place, in_place)
 FABRICPROOF_JSON(CollResult, engine, op, nodes, ranks, hosts, status, reason, rows, peak_busbw_GBps, time_stat, timing)

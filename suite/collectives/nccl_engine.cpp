@@ -62,18 +62,20 @@ using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
 using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroy>;
 
-// The communicator. It is created non-blocking, so that a rank that never joins is an error at a
-// deadline, not a hang. But from NCCL 2.23 every call on a non-blocking communicator ends in a
-// group launch on a thread of its own (group.cc: ncclGroupEndInternal, a pthread_create per call):
-// a host cost per call (30-60 us on a 2-core VM) that nccl-tests, on a blocking communicator, does
-// not pay, and at small sizes it would be most of the time measured. So the calls run on a child
-// split off it with blocking = 1 (ncclCommSplit, NCCL >= 2.18; the split itself is non-blocking
-// and settled against the deadline), timed as nccl-tests times them. An enqueue on it that never
-// returns is ended by the session's watchdog (the job ends, and its report says so, as for any
-// lost rank); the wait for completion keeps its own deadline. Without ncclCommSplit the calls stay
-// on the non-blocking communicator, and the report says so. The owner ends the communicator
-// cleanly (finalize, then destroy) or, when it is not quiescent (a failed or unfinished finalize,
-// a peer gone), aborts it, as nccl-tests' testStreamSynchronize does.
+// The communicator, in one of three forms (--nccl-comm), since the small sizes' per-call time
+// depends on it:
+//   blocking (the default): ncclCommInitRankConfig with blocking = 1, as nccl-tests creates its
+//     communicators. Every call on it may block: each runs under the session's watchdog, which
+//     ends the job (the launcher wrapper finalises the report) when one does not return.
+//   split: created non-blocking, so that a rank that never joins is an error at a deadline, not
+//     the end of the job, then the calls run on a child split off it with blocking = 1
+//     (ncclCommSplit, NCCL >= 2.18). On one H200 it cost 1.3-2.1 us a call more than the
+//     non-blocking parent (tests/fixtures/gpu/2026-12-04-NVIDIA-H200/blocking-vs-nonblocking.txt).
+//   nonblocking: every call on the non-blocking communicator, settled with a busy poll. From NCCL
+//     2.23 each call ends in a group launch on a thread of its own (group.cc: a pthread_create per
+//     call), 30-60 us on a 2-core VM.
+// The owner ends the communicator cleanly (finalize, then destroy) or, when it is not quiescent
+// (a failed or unfinished finalize, a peer gone), aborts it, as nccl-tests' testStreamSynchronize.
 class Communicator {
  public:
   Communicator(const NcclLibrary* nccl, mpi::Session& session, std::chrono::duration<double> timeout)
@@ -85,15 +87,16 @@ class Communicator {
   ncclComm_t get() const { return comm_; }
   bool blocking() const { return blocking_; }
 
-  void init(int ranks, const ncclUniqueId& id, int rank) {
+  void init(int ranks, const ncclUniqueId& id, int rank, bool blocking) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
+    config.blocking = blocking ? 1 : 0;
     const ncclResult_t r = watched("ncclCommInitRankConfig", [&] { return nccl_->CommInitRankConfig(&comm_, ranks, id, rank, &config); });
     if (r != ncclSuccess && r != ncclInProgress) {
       comm_ = nullptr;
       nccl_failure(fmt::format("ncclCommInitRankConfig: {}", nccl_->GetErrorString(r)));
     }
-    settle("ncclCommInitRankConfig");
+    settle("ncclCommInitRankConfig");  // at once on a blocking one (NCCL_COMM_BLOCKING=0 may override)
+    blocking_ = blocking;
   }
 
   // Every rank of the group calls it, or none (the split is collective). Replaces the
@@ -167,8 +170,9 @@ class Communicator {
 
 class NcclEngine : public Engine {
  public:
-  NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s)
-      : session_(session), nccl_(library_or_null()), timeout_(std::chrono::duration<double>(timeout_s)), comm_(nccl_, session, timeout_) {
+  NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s, const NcclChoices& choices)
+      : session_(session), nccl_(library_or_null()), timeout_(std::chrono::duration<double>(timeout_s)), choices_(choices),
+        comm_(nccl_, session, timeout_) {
     rank_ = mpi::rank_in(group);
     ranks_ = mpi::size_of(group);
     max_bytes_ = max_bytes;
@@ -235,12 +239,13 @@ class NcclEngine : public Engine {
   // CUDA resources of this rank.
   void allocate(int device, uint64_t max_bytes) {
     check_cuda("cudaSetDevice", cudaSetDevice(device));
-    // The buffers come from ncclMemAlloc where NCCL has it, as nccl-tests (>= NCCL 2.19) takes
-    // them: memory NCCL can register and map (user buffer registration, NVLink SHARP). On one
-    // H200 the choice did not move a 1-rank allreduce (scripts/gpu-check's timing probe).
-    // FABRICPROOF_GPU_BUFFERS=cudaMalloc takes plain cudaMalloc memory, to compare the two.
-    const char* choice = std::getenv("FABRICPROOF_GPU_BUFFERS");
-    const bool nccl_memory = nccl_->MemAlloc && !(choice && std::string(choice) == "cudaMalloc");
+    // Plain cudaMalloc by default: with it the 1-rank allreduce at 1-4 MiB took 4.31-4.67 us a
+    // call on an H200, against 5.65-5.90 us from ncclMemAlloc (nccl-tests' allocator from NCCL
+    // 2.19; memory NCCL can register and map for NVLink SHARP), in the same run
+    // (tests/fixtures/gpu/2026-12-04-NVIDIA-H200/timing-probe.txt). --gpu-buffers ncclMemAlloc
+    // takes NCCL's, where the library has it.
+    const bool nccl_memory = choices_.buffers == "ncclMemAlloc";
+    if (nccl_memory && !nccl_->MemAlloc) nccl_failure("--gpu-buffers ncclMemAlloc: this NCCL has no ncclMemAlloc (NCCL < 2.19)");
     buffers_ = nccl_memory ? "ncclMemAlloc" : "cudaMalloc";
     for (DeviceBuffer* buffer : {&send_, &recv_}) {
       void* p = nullptr;
@@ -276,24 +281,31 @@ class NcclEngine : public Engine {
     const auto deadline = mpi::deadline_in(timeout_.count());
     mpi::broadcast_bytes(session, group, &id, sizeof(id), 0, deadline, "the NCCL unique id");
     if (auto agreed = mpi::agree_on_error(session, group, mine, deadline)) return agreed;
-    // The init's result is agreed too: the split that follows is collective, and so is the check
-    // that every rank can make it (a node with an older NCCL keeps all on the parent).
-    const auto init_failure = failure_of([&] { comm_.init(ranks_, id, rank_); });
+    // The init's result is agreed too: the split that may follow is collective, and so is the
+    // check that every rank can make it.
+    const auto init_failure = failure_of([&] { comm_.init(ranks_, id, rank_, choices_.comm == "blocking"); });
     const auto after_init = mpi::deadline_in(timeout_.count());
     if (auto agreed = mpi::agree_on_error(session, group, init_failure, after_init)) return ended(*agreed);
-    const uint64_t can_split = nccl_->CommSplit != nullptr;
-    if (mpi::allreduce(session, group, can_split, MPI_MIN, after_init, "whether every rank has ncclCommSplit") == 1)
+    if (choices_.comm == "split") {
+      const uint64_t can_split = nccl_->CommSplit != nullptr;
+      if (mpi::allreduce(session, group, can_split, MPI_MIN, after_init, "whether every rank has ncclCommSplit") == 0)
+        return ended("--nccl-comm split: a rank's NCCL has no ncclCommSplit (NCCL < 2.18)");
       if (auto e = failure_of([&] { comm_.split_blocking(rank_); })) return ended(*e);
+    }
+    timing_ = timing_text();
+    return std::nullopt;
+  }
+
+  std::string timing_text() const {
     // NCCL_COMM_BLOCKING in the environment overrides the config of every communicator.
     const char* env = std::getenv("NCCL_COMM_BLOCKING");
-    const bool forced = env && std::string(env) == "0";
-    timing_ = comm_.blocking() && !forced
-                  ? "one CUDA event pair over the calls, enqueued on a blocking communicator (as nccl-tests)"
-                  : fmt::format("one CUDA event pair over the calls, enqueued on a non-blocking communicator ({}): NCCL >= 2.23 starts a "
-                                "thread per call, which small sizes' times include",
-                                forced ? "NCCL_COMM_BLOCKING=0 in the environment" : "a rank's NCCL lacks ncclCommSplit, NCCL < 2.18");
-    timing_ += fmt::format("; each call on the next slice of the buffers (from {}), as nccl-tests", buffers_);
-    return std::nullopt;
+    const std::string forced = env ? fmt::format(" (NCCL_COMM_BLOCKING={} in the environment overrides it)", env) : "";
+    const std::string comm = choices_.comm == "blocking" ? "a blocking communicator, as nccl-tests"
+                             : choices_.comm == "split"  ? "the blocking child of a non-blocking communicator (ncclCommSplit)"
+                                                         : "a non-blocking communicator (NCCL >= 2.23 starts a thread per call)";
+    return fmt::format("one CUDA event pair over the calls, enqueued on {}{}; each call on the next slice of the buffers (from {}), "
+                       "as nccl-tests",
+                       comm, forced, buffers_);
   }
 
   // Where a call `shift` bytes into the buffers reads (coll_call_offset).
@@ -373,6 +385,7 @@ class NcclEngine : public Engine {
   mpi::Session& session_;
   const NcclLibrary* nccl_;
   std::chrono::duration<double> timeout_;
+  NcclChoices choices_;
   int rank_ = 0;
   int ranks_ = 1;
   // Declared before the communicator: it ends (finalize or abort) before they are freed.
@@ -390,8 +403,9 @@ class NcclEngine : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_nccl_engine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s) {
-  return std::make_unique<NcclEngine>(session, group, device, max_bytes, timeout_s);
+std::unique_ptr<Engine> make_nccl_engine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s,
+                                         const NcclChoices& choices) {
+  return std::make_unique<NcclEngine>(session, group, device, max_bytes, timeout_s, choices);
 }
 
 Usable usable_gpu_memory(int device, int ranks_on_device) {

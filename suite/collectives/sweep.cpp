@@ -15,16 +15,22 @@ struct Measured {
 };
 
 // An engine's failure is caught here (failure_of), so that every rank reaches the agreement.
-Measured measure(mpi::Session& s, Engine& engine, MPI_Comm group, const SweepPlan& plan, const CollCall& call, uint64_t bytes, int ranks) {
+Measured measure(mpi::Session& s, Engine& engine, MPI_Comm group, const SweepPlan& plan, const CollCall& call, uint64_t bytes, int ranks,
+                 const std::string& step) {
   const auto deadline = [&] { return mpi::deadline_in(plan.timeout_s); };
   double seconds = 0;
   uint64_t wrong = 0;
+  // The group meets with a polled barrier first: a rank that stopped or died between two sizes is
+  // then named (mpi::Lost, rank 0's roll call) instead of leaving the others in a blocking call.
+  mpi::barrier(s, group, deadline(), "the group meeting at a new size");
   auto failed = failure_of([&] {
     engine.fill(call);
     if (plan.warmup > 0) engine.run(call, plan.warmup);
   });
   if (auto agreed = mpi::agree_on_error(s, group, failed, deadline())) return {{}, agreed};
-  mpi::barrier(s, group, deadline(), "the barrier before the timed calls");
+  s.set_step("collectives", fmt::format("{}: {} timed calls", step, call.in_place ? "in-place" : "out-of-place"), false);
+  // Blocking, as nccl-tests' MPI_Barrier: the ranks start the timed calls together.
+  mpi::watched_barrier(s, group, plan.timeout_s, "the barrier before the timed calls");
   failed = failure_of([&] {
     seconds = engine.run(call, plan.iters);
     engine.fill(call);  // the checked call starts from the pattern again
@@ -58,11 +64,12 @@ void run_sweep(mpi::Session& session, Engine& engine, MPI_Comm group, const Swee
     row.count = call_elements(plan.op, bytes, plan.dtype, ranks);
     row.dtype = std::string(to_string(plan.dtype));
     row.redop = reduces(plan.op) ? std::string(to_string(plan.redop)) : "none";
-    session.set_step("collectives", fmt::format("{}: {} ({} bytes)", plan.label, format_size(row.bytes), row.bytes), false);
-    auto out = measure(session, engine, group, plan, call, row.bytes, ranks);
+    const auto step = fmt::format("{}: {} ({} bytes)", plan.label, format_size(row.bytes), row.bytes);
+    session.set_step("collectives", step, false);
+    auto out = measure(session, engine, group, plan, call, row.bytes, ranks, step);
     if (!out.error && plan.in_place && engine.supports_in_place(plan.op)) {
       call.in_place = true;
-      auto in = measure(session, engine, group, plan, call, row.bytes, ranks);
+      auto in = measure(session, engine, group, plan, call, row.bytes, ranks, step);
       if (in.error) out.error = in.error;
       row.in_place = in.timing;
     }

@@ -201,6 +201,11 @@ void barrier(Session& s, MPI_Comm comm, Clock::time_point deadline, const std::s
   wait_all(s, &request, 1, deadline, what);
 }
 
+void watched_barrier(Session& s, MPI_Comm comm, double timeout_s, const std::string& what) {
+  Session::Watch watch(s, deadline_in(timeout_s), what);
+  if (const int code = MPI_Barrier(comm); code != MPI_SUCCESS) throw Lost(fmt::format("{}: {}", what, mpi_error_text(code)));
+}
+
 void broadcast_bytes(Session& s, MPI_Comm comm, void* data, int bytes, int root, Clock::time_point deadline, const std::string& what) {
   // The caller's buffer: on a deadline it is copied into a kept one would be too late, so the
   // exchange goes through a buffer of our own.

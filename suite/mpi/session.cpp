@@ -173,8 +173,14 @@ Session::Watch::Watch(Session& s, Clock::time_point deadline, std::string what) 
   std::lock_guard lock(s.watch_mutex_);
   s.watch_armed_ = true;
   s.watch_deadline_ = deadline;
+  s.watch_stall_ = Clock::duration::zero();
   s.watch_what_ = fmt::format("{} ({})", what, s.doing());
   if (!s.watchdog_.joinable()) s.watchdog_ = std::thread([&s] { s.watchdog_loop(); });
+}
+
+Session::Watch::Watch(Session& s, Clock::duration stall, std::string what) : Watch(s, Clock::now() + stall, std::move(what)) {
+  std::lock_guard lock(s.watch_mutex_);
+  s.watch_stall_ = stall;
 }
 
 Session::Watch::~Watch() {
@@ -183,10 +189,15 @@ Session::Watch::~Watch() {
 }
 
 void Session::watchdog_loop() {
+  uint64_t seen = watch_progress_.load(std::memory_order_relaxed);
   for (;;) {
     {
       std::lock_guard lock(watch_mutex_);
       if (watch_stop_) return;
+      // A watched loop that made progress since the last look has `stall` again from now.
+      const uint64_t progress = watch_progress_.load(std::memory_order_relaxed);
+      if (progress != seen && watch_stall_ != Clock::duration::zero()) watch_deadline_ = Clock::now() + watch_stall_;
+      seen = progress;
       if (watch_armed_ && Clock::now() > watch_deadline_) {
         std::fprintf(stderr, "fabricproof: rank %d (%s): %s did not return in time; ending the job\n", rank_, host_.c_str(),
                      watch_what_.c_str());

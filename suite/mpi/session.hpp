@@ -4,6 +4,7 @@
 // exchanges themselves are in mpi/exchange.hpp.
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -95,14 +96,20 @@ class Session {
   // Ends the whole job with `code`.
   [[noreturn]] void abort(int code) const;
 
-  // Ends the job if the blocking call that follows (one MPI has no non-blocking form of) does not
-  // return before `deadline`; disarmed when the guard goes out of scope.
+  // Ends the job if the blocking call that follows (one MPI has no non-blocking form of, or a
+  // timed collective, which must be the blocking call applications make) does not return before
+  // `deadline`; disarmed when the guard goes out of scope. The watchdog prints what was watched
+  // and the step, and calls MPI_Abort; the launcher wrapper then finalises the report.
   class Watch {
    public:
     Watch(Session& s, Clock::time_point deadline, std::string what);
+    // A loop of blocking calls: the job ends when no call completes (progress()) within `stall`.
+    // progress() is one relaxed atomic increment, so the timed loop pays nothing measurable.
+    Watch(Session& s, Clock::duration stall, std::string what);
     ~Watch();
     Watch(const Watch&) = delete;
     Watch& operator=(const Watch&) = delete;
+    void progress() { session_.watch_progress_.fetch_add(1, std::memory_order_relaxed); }
 
    private:
     Session& session_;
@@ -138,6 +145,8 @@ class Session {
   bool watch_armed_ = false;
   bool watch_stop_ = false;
   Clock::time_point watch_deadline_{};
+  Clock::duration watch_stall_{};  // zero: a fixed deadline
+  std::atomic<uint64_t> watch_progress_{0};
   std::string watch_what_;
   std::thread watchdog_;
 };

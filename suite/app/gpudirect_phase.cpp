@@ -61,6 +61,8 @@ GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& se
   VerbsOptions host_tests = options.verbs, gpu_tests = options.verbs;
   host_tests.tests = {"write_bw"};
   gpu_tests.tests = {"write_bw", "send_bw"};  // SEND: the receiving GPU checks the payload
+  host_tests.sizes.clear();  // the size curve is the verbs phase's (--verbs-sizes)
+  gpu_tests.sizes.clear();
 
   verbs::HostMemoryProvider host_memory;
   auto host = run_verbs_matrix(options, session, cluster, profile, MatrixRun{host_tests, host_memory, pair_ranks_by_gpu, "gpudirect host", progress, none});

@@ -147,6 +147,21 @@ VerbsPlan share_plan(const RunOptions& options, mpi::Session& session, const Clu
   return mpi::broadcast_message(session, planned, mpi::deadline_in(options.timeout_s), run.name + ": the plan");
 }
 
+// Which rank drives each endpoint and why, and whether the memory is registered with relaxed
+// ordering. Every endpoint up to 16; beyond, the count on their HCA's NUMA node and the others.
+void say_placement(const VerbsPlan& plan, const MatrixRun& run) {
+  run.progress(fmt::format("{}: {} endpoint(s); memory registered {} relaxed ordering", run.name, plan.endpoints.size(),
+                           plan.options.relaxed_ordering ? "with" : "without"));
+  size_t local = 0, said = 0;
+  for (const auto& e : plan.endpoints) {
+    const bool on_node = e.placement.find(" on NUMA node ") != std::string::npos;
+    local += on_node;
+    if (plan.endpoints.size() <= 16 || (!on_node && said++ < 16)) run.progress(fmt::format("{}: {} port {} driven by {}", run.name, e.label(), e.port, e.placement));
+  }
+  if (plan.endpoints.size() > 16)
+    run.progress(fmt::format("{}: {} of {} endpoint(s) driven from their HCA's NUMA node", run.name, local, plan.endpoints.size()));
+}
+
 // This rank's pairs of one round, in task order on every rank (no two ranks wait on each other in a
 // cycle); the results of the pairs it reports for.
 std::vector<PairResult> run_my_pairs(const RunOptions& options, mpi::Session& session, const VerbsPlan& plan, int round, int first_tag,
@@ -264,6 +279,8 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, mpi::Session& sess
                                    const MatrixRun& run) {
   VerbsPhaseOutcome outcome;
   const auto plan = share_plan(options, session, cluster, profile, run);
+  run.memory.set_relaxed_ordering(plan.options.relaxed_ordering);
+  if (session.is_root()) say_placement(plan, run);
   auto& section = outcome.section;
   section.options = plan.options;
   section.endpoints = plan.endpoints;

@@ -76,6 +76,40 @@ std::optional<Invalid> beyond(const char* option, uint64_t value, uint64_t limit
   return invalid(std::string(option) + ": " + std::to_string(value) + " is more than " + std::to_string(limit) + " (" + why + ")");
 }
 
+// --verbs-sizes: "all" (2 B to 8 MiB by powers of 2, as ib_write_bw -a), "MIN:MAX" (MIN, 2 MIN,
+// ... up to MAX) or a list ("4K,64K,1M"); ascending, each at most `largest`.
+std::optional<Invalid> parse_verbs_sizes(const std::string& text, uint64_t largest, std::vector<uint64_t>& into) {
+  if (text.empty()) return std::nullopt;
+  const std::string spec = text == "all" ? "2:8M" : text;
+  const auto colon = spec.find(':');
+  std::vector<std::string> parts;
+  if (colon != std::string::npos) parts = {spec.substr(0, colon), spec.substr(colon + 1)};
+  else
+    for (size_t at = 0; at <= spec.size();) {
+      const size_t comma = std::min(spec.find(',', at), spec.size());
+      parts.push_back(spec.substr(at, comma - at));
+      at = comma + 1;
+    }
+  std::vector<uint64_t> sizes;
+  for (const auto& part : parts) {
+    uint64_t bytes = 0;
+    if (part.empty() || parse_size_option(part, "--verbs-sizes", bytes))
+      return invalid("--verbs-sizes: '" + text + "' is not all, MIN:MAX or a list of sizes (e.g. all, 2:8M, 4K,64K,1M)");
+    if (auto e = beyond("--verbs-sizes", bytes, largest, "one RDMA message of at most 1 GiB")) return e;
+    sizes.push_back(bytes);
+  }
+  if (colon != std::string::npos) {
+    const uint64_t lowest = sizes[0], highest = sizes[1];
+    if (lowest > highest) return invalid("--verbs-sizes: MIN is larger than MAX in '" + text + "'");
+    sizes.clear();
+    for (uint64_t b = lowest; b <= highest; b *= 2) sizes.push_back(b);
+  }
+  if (!std::is_sorted(sizes.begin(), sizes.end())) return invalid("--verbs-sizes: the sizes of '" + text + "' are not ascending");
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  into = sizes;
+  return std::nullopt;
+}
+
 bool has_phase(const RunOptions& run, const char* phase) { return std::find(run.phases.begin(), run.phases.end(), phase) != run.phases.end(); }
 
 // `run`'s own options: output, profile, phases, timeouts.
@@ -114,7 +148,7 @@ struct RunCli {
 };
 
 struct VerbsCli {
-  std::string bw_size, lat_size;
+  std::string bw_size, lat_size, sizes;
   std::vector<std::string> tests;
   int gid_index = -1;
   int tclass = -1;
@@ -133,6 +167,10 @@ struct VerbsCli {
     run.add_option("--verbs-qps", v.qps, "Queue pairs per endpoint (1)")->check(kFinite & CLI::Range(1, 64))->group(group);
     run.add_option("--verbs-tx-depth", v.tx_depth, "Work requests in flight per QP (128)")->check(kFinite & CLI::Range(2, 8192))->group(group);
     run.add_option("--verbs-gid-index", gid_index, "GID index on every port (default: the port's RoCE v2 IPv4 GID)")->check(kFinite & CLI::Range(0, 1023))->group(group);
+    run.add_option("--verbs-sizes", sizes,
+                   "Also measure RDMA WRITE bandwidth a -> b at these sizes, the curve: all (2 B .. 8 MiB, as ib_write_bw -a), "
+                   "MIN:MAX (doubling) or a list")
+        ->group(group);
     run.add_option("--verbs-lat-size", lat_size, "Message size of the latency test (2)")->group(group);
     run.add_option("--verbs-lat-iterations", v.lat_iterations, "Round trips of the latency test (1000; at most 10^8)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}))->group(group);
@@ -142,6 +180,9 @@ struct VerbsCli {
     v.remeasure = true;
     run.add_flag("--verbs-remeasure,!--no-verbs-remeasure", v.remeasure,
                  "Run a round whose pair broke a rule once more before judging; a dip it does not repeat is a warning (on)")->group(group);
+    v.relaxed_ordering = true;
+    run.add_flag("--verbs-relaxed-ordering,!--no-verbs-relaxed-ordering", v.relaxed_ordering,
+                 "Register the test memory with PCIe relaxed ordering, as perftest does by default (on)")->group(group);
     run.add_option("--verbs-timeout", v.timeout_s, "Seconds any wait inside a pair may take (30; at most a day)")->check(kFinite & CLI::Range(0.001, kDay))->group(group);
   }
 
@@ -153,6 +194,7 @@ struct VerbsCli {
     if (auto e = beyond("--verbs-size x 5 x --verbs-tx-depth", v.bw_bytes * 5 * static_cast<uint64_t>(v.tx_depth), kMaxVerbsBuffer,
                         "the send and receive rings each endpoint registers"))
       return e;
+    if (auto e = parse_verbs_sizes(sizes, kMaxVerbsBytes, v.sizes)) return e;
     if (gid_index >= 0) v.gid_index = gid_index;
     if (tclass >= 0) {
       v.traffic_class = tclass;

@@ -15,16 +15,15 @@
 namespace fabricproof::gpu {
 namespace {
 
-constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 constexpr size_t kAlign = 2u << 20;  // whole 2 MiB GPU pages: what peer-memory pins and DMA-BUF exports
 
 std::string cuda_text(cudaError_t e) { return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e)); }
 
 // DMA-BUF: the GPU exports the range as a dma-buf fd, the HCA imports it (kernel >= 5.12, rdma-core
 // >= 34, open GPU kernel modules). The MR; a LocatedError says why not.
-ibv_mr* register_dmabuf(ibv_pd* pd, void* ptr, size_t bytes, int device) {
+ibv_mr* register_dmabuf(ibv_pd* pd, void* ptr, size_t bytes, int device, int access) {
   const DmabufExport exported = export_dmabuf(ptr, bytes, device);
-  ibv_mr* mr = ibv_reg_dmabuf_mr(pd, exported.offset, bytes, reinterpret_cast<uint64_t>(ptr), exported.fd, kAccess);
+  ibv_mr* mr = ibv_reg_dmabuf_mr(pd, exported.offset, bytes, reinterpret_cast<uint64_t>(ptr), exported.fd, access);
   const int error = errno;
   close(exported.fd);  // the MR holds its own reference to the dma-buf
   if (!mr) throw verbs::VerbsError("ibv_reg_dmabuf_mr", error, "", fmt::format("GPU {}", device));
@@ -32,8 +31,8 @@ ibv_mr* register_dmabuf(ibv_pd* pd, void* ptr, size_t bytes, int device) {
 }
 
 // Peer memory: the HCA driver asks nvidia-peermem (MLNX_OFED's peer-memory API) to pin the range.
-ibv_mr* register_peermem(ibv_pd* pd, void* ptr, size_t bytes, int device) {
-  ibv_mr* mr = ibv_reg_mr(pd, ptr, bytes, kAccess);
+ibv_mr* register_peermem(ibv_pd* pd, void* ptr, size_t bytes, int device, int access) {
+  ibv_mr* mr = ibv_reg_mr(pd, ptr, bytes, access);
   if (!mr) {
     const int error = errno;
     const bool loaded = std::filesystem::exists("/sys/module/nvidia_peermem");
@@ -92,11 +91,11 @@ verbs::Buffer CudaMemoryProvider::allocate(ibv_pd* pd, size_t bytes) {
   registration_.peermem.clear();
   // DMA-BUF first (no out-of-tree module needed), then peer memory.
   // Each path's failure is kept (the report says why a path was not taken).
-  registration_.dmabuf = failure_of([&] { b.mr.reset(register_dmabuf(pd, ptr, rounded, device_)); }).value_or("");
+  registration_.dmabuf = failure_of([&] { b.mr.reset(register_dmabuf(pd, ptr, rounded, device_, access_flags())); }).value_or("");
   if (b.mr) {
     registration_.path = "dmabuf";
   } else {
-    registration_.peermem = failure_of([&] { b.mr.reset(register_peermem(pd, ptr, rounded, device_)); }).value_or("");
+    registration_.peermem = failure_of([&] { b.mr.reset(register_peermem(pd, ptr, rounded, device_, access_flags())); }).value_or("");
     if (b.mr) registration_.path = "peermem";
   }
   ++registration_.allocations[registration_.path.empty() ? "failed" : registration_.path];

@@ -69,8 +69,9 @@ std::map<std::string, std::pair<double, bool>> verbs_figures(const Report& r) {
       if (t.status != Status::ok || t.from < 0 || t.to < 0 || static_cast<size_t>(t.from) >= s.endpoints.size() ||
           static_cast<size_t>(t.to) >= s.endpoints.size())
         continue;
+      const std::string test = t.test == kVerbsSizesTest ? fmt::format("{} {} B", t.test, t.bytes) : t.test;
       const std::string key = fmt::format("{} -> {} ({})", s.endpoints.at(static_cast<size_t>(t.from)).label(),
-                                          s.endpoints.at(static_cast<size_t>(t.to)).label(), t.test);
+                                          s.endpoints.at(static_cast<size_t>(t.to)).label(), test);
       if (t.gbps) out[key] = {*t.gbps, true};
       if (t.latency) out[key] = {t.latency->p50_usec, false};
     }

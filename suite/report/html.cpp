@@ -176,9 +176,9 @@ std::string sweep_chart(const view::SweepChart& c) {
   if (ymax <= 0) ymax = 1;
   const auto X = [&](double bytes) { return l + (w - l - r) * (std::log2(bytes) - std::log2(xmin)) / (std::log2(xmax) - std::log2(xmin)); };
   const auto Y = [&](double v) { return t + (h - t - b) * (1 - v / (ymax * 1.05)); };
-  std::string s = fmt::format("<figure class=\"chart\"><figcaption><b>{} {}</b>: busbw (GB/s) vs message size</figcaption>"
+  std::string s = fmt::format("<figure class=\"chart\"><figcaption><b>{} {}</b>: {} vs message size</figcaption>"
                               "<svg class=\"sweep\" data-engine=\"{}\" data-op=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
-                              esc(c.engine), esc(c.op), esc(c.engine), esc(c.op), w, h, w, h);
+                              esc(c.engine), esc(c.op), esc(c.quantity), esc(c.engine), esc(c.op), w, h, w, h);
   s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#8c959f\"/><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#8c959f\"/>", l, h - b, w - r, h - b,
                    l, t, l, h - b);
   const int decades = static_cast<int>(std::round(std::log2(xmax) - std::log2(xmin)));
@@ -199,11 +199,11 @@ std::string sweep_chart(const view::SweepChart& c) {
     std::string points;
     for (const auto& [bytes, busbw] : se.points) points += fmt::format("{:.1f},{:.1f} ", X(bytes), Y(busbw));
     s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>", color, points);
+    const std::string legend = se.label.empty() ? fmt::format("{} node(s), {} rank(s)", se.nodes, se.ranks) : se.label;
     for (const auto& [bytes, busbw] : se.points)
-      s += fmt::format("<circle class=\"pt\" data-nodes=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{} node(s), {}: {} GB/s</title></circle>", se.nodes,
-                       X(bytes), Y(busbw), color, se.nodes, esc(format_size(static_cast<uint64_t>(bytes))), num(busbw));
-    s += fmt::format("<text x=\"{}\" y=\"{}\" style=\"fill:{}\">{} node(s), {} rank(s)</text>\n", w - r + 8, t + 14 + 16 * static_cast<double>(i), color,
-                     se.nodes, se.ranks);
+      s += fmt::format("<circle class=\"pt\" data-nodes=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}, {}: {}</title></circle>", se.nodes,
+                       X(bytes), Y(busbw), color, esc(legend), esc(format_size(static_cast<uint64_t>(bytes))), num(busbw));
+    s += fmt::format("<text x=\"{}\" y=\"{}\" style=\"fill:{}\">{}</text>\n", w - r + 8, t + 14 + 16 * static_cast<double>(i), color, esc(legend));
   }
   return s + "</svg></figure>\n";
 }
@@ -423,6 +423,10 @@ std::string measurement_sections(const Report& r) {
                       esc(to_string(c.gpu_status) + (c.gpu_reason.empty() ? "" : ": " + c.gpu_reason))});
     h += "<h3>GPUDirect RDMA: GPU memory against host memory (write_bw, Gb/s)</h3>" + table({"pair", "host", "GPU", "GPU / host", "GPU status"}, rows);
   }
+
+  if (r.verbs)
+    if (const auto curve = view::verbs_curve(*r.verbs); !curve.empty())
+      h += "<h3>Verbs: RDMA WRITE bandwidth by message size (--verbs-sizes)</h3>\n" + sweep_chart(view::verbs_curve_chart(curve));
 
   h += "<h2 id=\"collectives\">Collective sweeps</h2>\n";
   const auto charts = view::sweeps(r);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/units.hpp"
 #include "launch/launch.hpp"
 
 namespace fabricproof {
@@ -93,6 +94,28 @@ void uplink_table(std::string& md, const UplinkSection& u) {
                                                 : "error: " + n.path.error),
                       n.path.rdma ? "**yes**" : "no", n.path.link_gbps ? fmt::format("{:.4g}", *n.path.link_gbps) : "-", flows_cell(n.single),
                       flows_cell(n.parallel), n.parallel.flows, u.together_skipped.empty() ? flows_cell(n.together) : "-");
+}
+
+// How the verbs tests ran and which rank drove each HCA (and why: its NUMA node, its GPU's path).
+void verbs_setup(std::string& md, const VerbsSection& v) {
+  const auto& o = v.options;
+  md += fmt::format("\n## Verbs: how the matrix was measured\n\nRDMA tests of {} bytes, {}, {} QP(s) of depth {}; memory registered {} "
+                    "relaxed ordering{}.\n\n| endpoint | port | rank | why this rank |\n|---|---|---|---|\n",
+                    o.bw_bytes, o.duration_s > 0 ? fmt::format("{} s per test and direction", o.duration_s) : fmt::format("{} messages", o.iterations),
+                    o.qps, o.tx_depth, o.relaxed_ordering ? "with" : "without", o.relaxed_ordering ? " (as perftest)" : "");
+  for (const auto& e : v.endpoints)
+    md += fmt::format("| {} | {} | {} | {} |\n", cell(e.label()), e.port, e.rank, e.placement.empty() ? "-" : cell(e.placement));
+}
+
+// The bandwidth curve (--verbs-sizes): per size, the slowest, median and fastest pair.
+void curve_table(std::string& md, const VerbsSection& v) {
+  const auto rows = view::verbs_curve(v);
+  if (rows.empty()) return;
+  md += "\n## Verbs: RDMA WRITE bandwidth by message size (Gb/s)\n\n| size | pairs | slowest | median | fastest | slowest pair |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : rows)
+    md += fmt::format("| {} | {}{} | {} | {} | {} | {} |\n", format_size(r.bytes), r.pairs, r.not_measured ? fmt::format(" ({} without a figure)", r.not_measured) : "",
+                      r.pairs ? fmt::format("{:.3g}", r.slowest) : "-", r.pairs ? fmt::format("{:.3g}", r.median) : "-",
+                      r.pairs ? fmt::format("{:.3g}", r.fastest) : "-", cell(r.slowest_pair));
 }
 
 void matrix_table(std::string& md, const view::Matrix& m) {
@@ -277,7 +300,9 @@ void component_tables(std::string& md, const Report& r) {
 
 // What the fabric phases measured.
 void measurement_tables(std::string& md, const Report& r) {
+  if (r.verbs) verbs_setup(md, *r.verbs);
   for (const auto& m : view::matrices(r)) matrix_table(md, m);
+  if (r.verbs) curve_table(md, *r.verbs);
   if (r.gpudirect) gpudirect_table(md, *r.gpudirect);
   if (r.collectives) collectives_tables(md, *r.collectives);
   if (r.uplink) uplink_table(md, *r.uplink);

@@ -59,7 +59,8 @@ void add_verbs(const VerbsSection& v, Family& bandwidth, Family& latency) {
   for (const auto& pair : v.pairs)
     for (const auto& t : pair.tests) {
       if (t.status != Status::ok) continue;
-      const std::map<std::string, std::string> labels = {{"test", t.test}, {"src", label(t.from)}, {"dst", label(t.to)}};
+      std::map<std::string, std::string> labels = {{"test", t.test}, {"src", label(t.from)}, {"dst", label(t.to)}};
+      if (t.test == kVerbsSizesTest) labels["bytes"] = std::to_string(t.bytes);  // one series per size of the curve
       if (t.gbps) bandwidth.add(labels, *t.gbps * 1e9 / 8);
       if (t.latency)
         // "stat", not "quantile": Prometheus reserves quantile for summaries, and this is a gauge.

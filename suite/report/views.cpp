@@ -114,6 +114,44 @@ std::vector<Matrix> matrices(const Report& report) {
   return out;
 }
 
+std::vector<CurveRow> verbs_curve(const VerbsSection& section) {
+  std::map<uint64_t, std::vector<std::pair<double, std::string>>> figures;
+  std::map<uint64_t, size_t> missing;
+  for (const auto& pair : section.pairs)
+    for (const auto& t : pair.tests) {
+      if (t.test != kVerbsSizesTest) continue;
+      if (t.status != Status::ok || !t.gbps || static_cast<size_t>(std::max(t.from, t.to)) >= section.endpoints.size()) {
+        ++missing[t.bytes];
+        continue;
+      }
+      figures[t.bytes].emplace_back(*t.gbps, section.endpoints[static_cast<size_t>(t.from)].label() + " -> " +
+                                                 section.endpoints[static_cast<size_t>(t.to)].label());
+    }
+  std::vector<CurveRow> rows;
+  for (auto& [bytes, list] : figures) {
+    std::sort(list.begin(), list.end());
+    const size_t n = list.size();
+    rows.push_back({bytes, n, missing[bytes], list.front().first, n % 2 ? list[n / 2].first : (list[n / 2 - 1].first + list[n / 2].first) / 2,
+                    list.back().first, list.front().second});
+  }
+  for (const auto& [bytes, count] : missing)
+    if (!figures.count(bytes)) rows.push_back({bytes, 0, count, 0, 0, 0, ""});
+  std::sort(rows.begin(), rows.end(), [](const CurveRow& a, const CurveRow& b) { return a.bytes < b.bytes; });
+  return rows;
+}
+
+SweepChart verbs_curve_chart(const std::vector<CurveRow>& rows) {
+  SweepChart chart{"verbs", kVerbsSizesTest, {}, "RDMA WRITE bandwidth (Gb/s)"};
+  for (const char* which : {"slowest pair", "median pair", "fastest pair"}) {
+    Series series{0, 0, {}, which};
+    for (const auto& r : rows)
+      if (r.pairs)
+        series.points.emplace_back(static_cast<double>(r.bytes), which[0] == 's' ? r.slowest : which[0] == 'm' ? r.median : r.fastest);
+    chart.series.push_back(series);
+  }
+  return chart;
+}
+
 std::vector<SweepChart> sweeps(const Report& report) {
   std::vector<SweepChart> out;
   if (!report.collectives) return out;

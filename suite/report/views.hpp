@@ -66,12 +66,26 @@ struct Series {
   int nodes = 0;
   int ranks = 0;
   std::vector<std::pair<double, double>> points;  // bytes, busbw GB/s (out of place)
+  std::string label;  // the legend; empty: "N node(s), M rank(s)"
 };
 struct SweepChart {
   std::string engine;
   std::string op;
   std::vector<Series> series;
+  std::string quantity = "busbw (GB/s)";
 };
+
+// The verbs bandwidth curve (--verbs-sizes): per size, the pairs measured and their slowest,
+// median and fastest RDMA WRITE figure (Gb/s), and which pair was slowest.
+struct CurveRow {
+  uint64_t bytes = 0;
+  size_t pairs = 0;
+  size_t not_measured = 0;  // pairs without a figure at this size
+  double slowest = 0, median = 0, fastest = 0;
+  std::string slowest_pair;
+};
+std::vector<CurveRow> verbs_curve(const VerbsSection& section);
+SweepChart verbs_curve_chart(const std::vector<CurveRow>& rows);
 std::vector<SweepChart> sweeps(const Report& report);
 
 // 1 -> 2 -> 4 nodes at one size, against the NIC ceiling of the group (k NICs x rate / 8).

@@ -17,7 +17,7 @@ Buffer HostMemoryProvider::allocate(ibv_pd* pd, size_t bytes) {
   Buffer b;
   b.memory = std::shared_ptr<void>(raw, [](void* p) { std::free(p); });
   b.bytes = rounded;
-  b.mr.reset(ibv_reg_mr(pd, raw, rounded, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+  b.mr.reset(ibv_reg_mr(pd, raw, rounded, access_flags()));
   if (!b.mr) throw VerbsError("ibv_reg_mr", errno, "host memory, " + std::to_string(rounded) + " bytes");
   return b;
 }

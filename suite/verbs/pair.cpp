@@ -56,8 +56,9 @@ std::string wc_error(const ibv_wc& wc) {
 // WRITE ping-pong (ib_write_lat). The name is the report's; the kind decides what runs.
 enum class Kind { write_bw, write_bw_bidir, send_bw, write_lat };
 Kind kind_of(const std::string& test) {
-  static const std::map<std::string, Kind> kinds = {
-      {"write_bw", Kind::write_bw}, {"write_bw_bidir", Kind::write_bw_bidir}, {"send_bw", Kind::send_bw}, {"write_lat", Kind::write_lat}};
+  static const std::map<std::string, Kind> kinds = {{"write_bw", Kind::write_bw},   {kVerbsSizesTest, Kind::write_bw},
+                                                    {"write_bw_bidir", Kind::write_bw_bidir}, {"send_bw", Kind::send_bw},
+                                                    {"write_lat", Kind::write_lat}};
   return kinds.at(test);  // the command line accepts only these (kVerbsTests)
 }
 
@@ -66,13 +67,14 @@ struct Step {
   std::string test;
   Kind kind;
   char direction;
+  uint64_t bytes;  // message size
 };
 
 std::vector<Step> steps_for(const VerbsOptions& options) {
   std::vector<Step> steps;
   for (const auto& t : planned_results(options, 0, 1)) {
     const Kind kind = kind_of(t.test);
-    steps.push_back({t.test, kind, kind == Kind::write_lat || kind == Kind::write_bw_bidir ? '=' : (t.from == 0 ? '>' : '<')});
+    steps.push_back({t.test, kind, kind == Kind::write_lat || kind == Kind::write_bw_bidir ? '=' : (t.from == 0 ? '>' : '<'), t.bytes});
   }
   return steps;
 }
@@ -412,7 +414,7 @@ TestResult result_of(const Step& step, const PairPlan& plan, Status status, cons
   t.to = step.direction == '<' ? a : b;
   t.status = status;
   t.reason = reason;
-  t.bytes = step.kind == Kind::write_lat ? plan.options.lat_bytes : plan.options.bw_bytes;
+  t.bytes = step.bytes;
   return t;
 }
 
@@ -514,7 +516,9 @@ class PairRun {
     config_.rx_depth = 4 * config_.tx_depth;
     config_.rx_slots = config_.rx_depth;
     config_.tx_slots = config_.tx_depth;
-    config_.slot_bytes = std::max<uint64_t>(o_.bw_bytes, 64);
+    // Large enough that the curve's largest WRITE fits in the send slots from slot 0 on.
+    const uint64_t largest = o_.sizes.empty() ? 0 : *std::max_element(o_.sizes.begin(), o_.sizes.end());
+    config_.slot_bytes = std::max<uint64_t>({o_.bw_bytes, 64, (largest + config_.tx_slots - 1) / config_.tx_slots});
     std::string setup_error;
     try {
       ep_ = std::make_unique<RcEndpoint>(config_, memory_);
@@ -595,7 +599,7 @@ class PairRun {
 
   StreamParams stream_params(const Step& step) const {
     StreamParams p;
-    p.bytes = o_.bw_bytes;
+    p.bytes = step.bytes;  // a size of the curve may span several send slots: a WRITE reads from slot 0 on
     p.duration_s = o_.iterations ? 0 : o_.duration_s;
     p.iterations = o_.iterations;
     p.tx_depth = config_.tx_depth;

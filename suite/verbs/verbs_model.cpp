@@ -93,6 +93,14 @@ std::vector<TestResult> planned_results(const VerbsOptions& options, int a, int 
       out.push_back(t);
     }
   }
+  for (const uint64_t bytes : options.sizes) {  // the curve: one way, after the tests
+    TestResult t;
+    t.test = kVerbsSizesTest;
+    t.bytes = bytes;
+    t.from = a;
+    t.to = b;
+    out.push_back(t);
+  }
   return out;
 }
 

@@ -13,6 +13,9 @@
 namespace fabricproof {
 
 inline const std::vector<std::string> kVerbsTests = {"write_bw", "write_bw_bidir", "send_bw", "write_lat"};
+// The bandwidth curve (--verbs-sizes): RDMA WRITE from a to b at each size, as `ib_write_bw -a`.
+// Figures for the curve; only a size that does not complete is judged (it fails the pair).
+inline const std::string kVerbsSizesTest = "write_bw_sizes";
 
 // What a test's figure is: a latency (lower is better) or a bandwidth, and whether it belongs to
 // the pair as a whole (a round trip, both directions at once) rather than to one direction.
@@ -37,6 +40,8 @@ struct VerbsEndpoint {
   // The component measured (the report's birth certificate has the rest): PCI slot and serial.
   std::string pci;
   std::string serial;
+  // Why this rank drives it: "rank 2: CPUs 16-31 on NUMA node 1 of mlx5_2; its GPU 2 PIX".
+  std::string placement;
   std::string label() const { return host + "/" + device; }
 };
 
@@ -60,6 +65,10 @@ struct VerbsOptions {
   // the pairs are judged: a dip the re-measurement does not repeat is a warning, not a failure.
   // On by default on the command line; false here so that a report older than it reads back true.
   bool remeasure = false;
+  // Memory registered with IBV_ACCESS_RELAXED_ORDERING, as perftest does by default. On by default
+  // on the command line (--no-verbs-relaxed-ordering); false here, as reports before it ran without.
+  bool relaxed_ordering = false;
+  std::vector<uint64_t> sizes;  // the curve's message sizes (--verbs-sizes; none: no curve)
   // The window of a duration-mode test: `margin` at each end is left out.
   double margin() const { return margin_s.value_or(duration_s / 4); }
 };
@@ -74,7 +83,7 @@ struct LatencyStats {
 };
 
 struct TestResult {
-  std::string test;             // one of kVerbsTests
+  std::string test;             // one of kVerbsTests, or kVerbsSizesTest
   int from = 0;                 // endpoint index: the writer / sender (bidir and latency: a)
   int to = 0;
   Status status = Status::ok;
@@ -106,9 +115,10 @@ struct VerbsSection {
   std::vector<PairResult> remeasured;  // the rounds run again (VerbsOptions::remeasure), every pair of them
 };
 
-FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state, pci, serial)
+FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state, pci, serial, placement)
 FABRICPROOF_JSON(VerbsOptions, bw_bytes, duration_s, margin_s, iterations, qps, tx_depth, gid_index, lat_bytes, lat_iterations, tests,
-                 mode, rails, timeout_s, traffic_class, traffic_class_source, remeasure)
+                 mode, rails, timeout_s, traffic_class, traffic_class_source, remeasure, relaxed_ordering,
+                 sizes)
 FABRICPROOF_JSON(LatencyStats, min_usec, avg_usec, p50_usec, p99_usec, max_usec, samples)
 FABRICPROOF_JSON(TestResult, test, from, to, status, reason, bytes, messages, seconds, gbps, latency, verified, mismatches)
 FABRICPROOF_JSON(PairResult, task, round, a, b, tests, counter_deltas)

@@ -1,7 +1,13 @@
 #include "verbs/verbs_plan.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
+#include <tuple>
+
+#include "core/units.hpp"
+#include "inventory/topology.hpp"
 
 #include "verbs/schedule.hpp"
 
@@ -9,29 +15,87 @@ namespace fabricproof {
 
 namespace {
 
+// How close a rank sits to an HCA, for host memory first: 0 when the rank's CPUs all lie on the
+// HCA's NUMA node, 1 when unknown or partly, 2 when none does. Then the PCIe path from the rank's
+// GPU to the HCA (hwloc's classes, PIX best: the closeness the GPUDirect phase pairs by; 5 when
+// unknown). Smaller is closer.
+struct Closeness {
+  int numa = 1;
+  int gpu_path = 5;
+  std::string why;
+};
+
+Closeness closeness(const NodeFacts& node, const RankFacts& rank, const RdmaDevice& device) {
+  Closeness c;
+  const auto numa = std::find_if(node.numa_nodes.begin(), node.numa_nodes.end(), [&](const NumaNode& n) { return n.id == device.numa_node; });
+  const auto cpus = parse_cpulist(rank.cpus_allowed);
+  if (!device.numa_node || numa == node.numa_nodes.end() || cpus.empty()) {
+    c.why = device.numa_node ? "its CPUs or the NUMA node's unknown" : device.name + "'s NUMA node unknown";
+  } else {
+    const auto local = parse_cpulist(numa->cpus);
+    const auto inside = std::count_if(cpus.begin(), cpus.end(), [&](int cpu) { return std::find(local.begin(), local.end(), cpu) != local.end(); });
+    c.numa = inside == static_cast<long>(cpus.size()) ? 0 : inside > 0 ? 1 : 2;
+    c.why = fmt::format("CPUs {} {} NUMA node {} of {}", rank.cpus_allowed, c.numa == 0 ? "on" : c.numa == 1 ? "partly on" : "off", numa->id,
+                        device.name);
+  }
+  if (node.topology && rank.gpu) {
+    const auto& t = *node.topology;
+    const auto gpu = std::find_if(node.gpus.begin(), node.gpus.end(), [&](const GpuFacts& g) { return g.index == rank.gpu; });
+    const auto hca = std::find_if(t.hcas.begin(), t.hcas.end(), [&](const TopoDevice& h) { return h.name == device.name; });
+    for (size_t g = 0; gpu != node.gpus.end() && hca != t.hcas.end() && g < t.gpus.size() && g < t.classes.size(); ++g) {
+      const size_t h = static_cast<size_t>(hca - t.hcas.begin());
+      if (t.gpus[g].pci != gpu->pci || h >= t.classes[g].size()) continue;
+      c.gpu_path = path_rank(t.classes[g][h]);
+      c.why += fmt::format("; its GPU {} {}", *rank.gpu, t.classes[g][h]);
+    }
+  }
+  return c;
+}
+
+// The rank of `node` to drive `device`: the closest (Closeness), among the ranks that drive fewer
+// than `cap` endpoints yet (a rank runs its pairs of a round one after another, so the rails of a
+// node are spread over its ranks first), then the least loaded, then the lowest rank.
+std::pair<int, std::string> place(const NodeFacts& node, const RdmaDevice& device, std::map<int, int>& load, int cap) {
+  const RankFacts* best = nullptr;
+  Closeness best_c;
+  for (const auto& r : node.ranks) {
+    if (load[r.rank] >= cap) continue;
+    const auto c = closeness(node, r, device);
+    const auto key = std::make_tuple(c.numa, c.gpu_path, load[r.rank], r.rank);
+    if (!best || key < std::make_tuple(best_c.numa, best_c.gpu_path, load[best->rank], best->rank)) {
+      best = &r;
+      best_c = c;
+    }
+  }
+  ++load[best->rank];
+  return {best->rank, fmt::format("rank {}: {}", best->rank, best_c.why)};
+}
+
 // Every port of every device the profile includes, on every node, as endpoints of the plan, each
-// driven by one of its node's ranks: endpoints_of[node][rail] -> endpoint index; a rail is (device
-// position on the node, port).
+// driven by one of its node's ranks (place()): endpoints_of[node][rail] -> endpoint index; a rail
+// is (device position on the node, port).
 std::vector<std::vector<int>> place_endpoints(const ClusterFacts& cluster, const Profile& profile, const VerbsOptions& options, VerbsPlan& plan) {
   std::vector<std::vector<int>> endpoints_of(cluster.nodes.size());
   for (size_t n = 0; n < cluster.nodes.size(); ++n) {
     const auto& node = cluster.nodes[n];
-    std::vector<int> ranks;
-    for (const auto& r : node.ranks) ranks.push_back(r.rank);
-    std::sort(ranks.begin(), ranks.end());
-    if (ranks.empty()) continue;
+    if (node.ranks.empty()) continue;
     std::vector<const RdmaDevice*> devices;
+    size_t ports = 0;
     for (const auto& d : node.rdma_devices)
-      if (profile.includes_device(d.name)) devices.push_back(&d);
+      if (profile.includes_device(d.name)) {
+        devices.push_back(&d);
+        ports += d.ports.size();
+      }
     std::sort(devices.begin(), devices.end(), [](const RdmaDevice* x, const RdmaDevice* y) { return x->name < y->name; });
-    int rail = 0;
+    const int cap = static_cast<int>((ports + node.ranks.size() - 1) / node.ranks.size());
+    std::map<int, int> load;
     for (const auto* d : devices) {
       for (const auto& p : d->ports) {
         VerbsEndpoint e;
         e.host = node.host;
         e.device = d->name;
         e.port = p.port;
-        e.rank = ranks[static_cast<size_t>(rail) % ranks.size()];
+        std::tie(e.rank, e.placement) = place(node, *d, load, cap);
         e.gid_index = options.gid_index ? options.gid_index : (p.link_layer == "Ethernet" ? p.roce_v2_gid_index : std::nullopt);
         e.link_layer = p.link_layer;
         e.rate_gbps = p.rate_gbps;
@@ -41,7 +105,6 @@ std::vector<std::vector<int>> place_endpoints(const ClusterFacts& cluster, const
         e.serial = d->serial_number;
         endpoints_of[n].push_back(static_cast<int>(plan.endpoints.size()));
         plan.endpoints.push_back(e);
-        ++rail;
       }
     }
   }

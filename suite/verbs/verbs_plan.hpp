@@ -27,8 +27,9 @@ struct VerbsPlan {
 };
 FABRICPROOF_JSON(VerbsPlan, options, endpoints, tasks, rounds)
 
-// Endpoints: every port of every device the profile includes, on every node; each driven by one
-// of its node's ranks (rail i by local rank i modulo the ranks there). Pairs: only across nodes;
+// Endpoints: every port of every device the profile includes, on every node; each driven by the
+// node's rank closest to it (its CPUs on the HCA's NUMA node, then its GPU's PCIe path to the HCA),
+// the rails spread over the ranks first (at most ceil(ports / ranks) each); the endpoint says why. Pairs: only across nodes;
 // rail-matched (the i-th HCA of one node with the i-th of the other) unless options.rails is
 // "all". Rounds: the round-robin schedule over nodes, rails in parallel; "isolated" runs one pair
 // per round.

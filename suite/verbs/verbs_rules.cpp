@@ -290,6 +290,7 @@ struct PairJudge {
                             error_hint(t.reason)));
       return;
     }
+    if (t.test == kVerbsSizesTest) return;  // the curve's figures are read, not judged (verbs_model.hpp)
     if (t.mismatches) {
       const bool ok = *t.mismatches == 0;
       bad |= !ok;

@@ -142,6 +142,40 @@ TEST(Cli, OutlierRoundsAreMeasuredAgainUnlessTurnedOff) {
   EXPECT_FALSE(VerbsOptions{}.remeasure) << "a report without the field did not re-measure";
 }
 
+// perftest's defaults are the run's: relaxed ordering on; the NCCL engine as nccl-tests; both can
+// be turned the other way.
+TEST(Cli, RelaxedOrderingAndTheNcclFormsHaveTheReferenceToolsDefaults) {
+  const auto defaults = parse({"run", "--out", "d"}).run;
+  EXPECT_TRUE(defaults.verbs.relaxed_ordering);
+  EXPECT_EQ(defaults.collectives.nccl_comm, "blocking");
+  EXPECT_EQ(defaults.collectives.gpu_buffers, "cudaMalloc");
+  EXPECT_EQ(defaults.collectives.warmup, 1);
+  const auto other = parse({"run", "--out", "d", "--no-verbs-relaxed-ordering", "--nccl-comm", "split", "--gpu-buffers", "ncclMemAlloc"}).run;
+  EXPECT_FALSE(other.verbs.relaxed_ordering);
+  EXPECT_EQ(other.collectives.nccl_comm, "split");
+  EXPECT_EQ(other.collectives.gpu_buffers, "ncclMemAlloc");
+  const auto bad = parse({"run", "--out", "d", "--nccl-comm", "sometimes"});
+  ASSERT_TRUE(bad.exit_code);
+  EXPECT_NE(bad.message.find("--nccl-comm"), std::string::npos) << bad.message;
+}
+
+TEST(Cli, VerbsSizesAsIbWriteBwA) {
+  const auto all = parse({"run", "--out", "d", "--verbs-sizes", "all"}).run.verbs.sizes;
+  ASSERT_EQ(all.size(), 23u);  // 2 B .. 8 MiB, as ib_write_bw -a
+  EXPECT_EQ(all.front(), 2u);
+  EXPECT_EQ(all.back(), 8u << 20);
+  EXPECT_EQ(parse({"run", "--out", "d", "--verbs-sizes", "4K:64K"}).run.verbs.sizes, (std::vector<uint64_t>{4096, 8192, 16384, 32768, 65536}));
+  EXPECT_EQ(parse({"run", "--out", "d", "--verbs-sizes", "4K:20K"}).run.verbs.sizes, (std::vector<uint64_t>{4096, 8192, 16384}));
+  EXPECT_EQ(parse({"run", "--out", "d", "--verbs-sizes", "64K,1M,4K"}).exit_code.has_value(), true) << "not ascending";
+  EXPECT_EQ(parse({"run", "--out", "d", "--verbs-sizes", "2,64K,1M"}).run.verbs.sizes, (std::vector<uint64_t>{2, 65536, 1u << 20}));
+  EXPECT_TRUE(parse({"run", "--out", "d"}).run.verbs.sizes.empty()) << "no curve unless asked";
+  for (const char* wrong : {"lots", "8M:2", "1K,,2K", "2G"}) {
+    const auto cl = parse({"run", "--out", "d", "--verbs-sizes", wrong});
+    ASSERT_TRUE(cl.exit_code) << wrong;
+    EXPECT_NE(cl.message.find("--verbs-sizes"), std::string::npos) << cl.message;
+  }
+}
+
 TEST(Cli, GpuPayloadSizeMustBeWholeWords) {
   const auto odd = parse({"run", "--out", "d", "--verbs-size", "1001"});
   ASSERT_EQ(odd.exit_code, 2);

@@ -26,8 +26,8 @@ Report report(double a_to_b_gbps, double busbw_8m, const std::string& node2_guid
   Report r;
   set_cluster(r, c);
   VerbsSection v;
-  v.endpoints = {{"node1", "mlx5_0", 1, 0, std::nullopt, "InfiniBand", 200.0, 4096, "ACTIVE", "", ""},
-                 {"node2", "mlx5_0", 1, 1, std::nullopt, "InfiniBand", 200.0, 4096, "ACTIVE", "", ""}};
+  v.endpoints = {{"node1", "mlx5_0", 1, 0, std::nullopt, "InfiniBand", 200.0, 4096, "ACTIVE", "", "", ""},
+                 {"node2", "mlx5_0", 1, 1, std::nullopt, "InfiniBand", 200.0, 4096, "ACTIVE", "", "", ""}};
   PairResult p;
   p.a = 0;
   p.b = 1;

@@ -13,7 +13,7 @@ using test::with_id;
 // Two endpoints and one pair with write_bw both ways at the given figures (Gb/s; nullopt = error).
 VerbsSection section(std::optional<double> a_to_b, std::optional<double> b_to_a, uint64_t send_mismatches = 0) {
   VerbsSection s;
-  s.endpoints = {{"node1", "mlx5_0", 1, 0, 3, "Ethernet", 200.0, 4096, "ACTIVE", "", ""}, {"node2", "mlx5_0", 1, 1, 3, "Ethernet", 200.0, 4096, "ACTIVE", "", ""}};
+  s.endpoints = {{"node1", "mlx5_0", 1, 0, 3, "Ethernet", 200.0, 4096, "ACTIVE", "", "", ""}, {"node2", "mlx5_0", 1, 1, 3, "Ethernet", 200.0, 4096, "ACTIVE", "", "", ""}};
   PairResult p;
   p.a = 0;
   p.b = 1;

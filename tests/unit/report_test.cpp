@@ -166,7 +166,7 @@ Report visual_report() {
   Report r = sample_report();
   VerbsSection v;
   for (int i = 0; i < 3; ++i)
-    v.endpoints.push_back({fmt::format("node{}", i + 1), "mlx5_0", 1, i, 3, "Ethernet", 200.0, 4096, "ACTIVE", "0000:41:00.0", "MT000" + std::to_string(i)});
+    v.endpoints.push_back({fmt::format("node{}", i + 1), "mlx5_0", 1, i, 3, "Ethernet", 200.0, 4096, "ACTIVE", "0000:41:00.0", "MT000" + std::to_string(i), ""});
   VerbsOptions o;
   o.tests = {"write_bw", "write_lat"};
   for (auto [a, b] : std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 2}}) {
@@ -331,10 +331,13 @@ TEST(Report, RealLabReportRoundTripsUnchanged) {
   const auto differences = nlohmann::json::diff(original, again);
   // Fields newer than the fixture read back as their defaults: the sweep's time statistic (the
   // rows of older reports are the slowest rank's: "max"), the verbs traffic class, window and
-  // re-measurements (none: older runs did not re-measure).
+  // re-measurements (none: older runs did not re-measure), relaxed ordering (off, as they ran), the
+  // NCCL communicator and buffers (today's defaults: the sweep's `timing` says what an older run
+  // used), the verbs size curve (none then), and why a rank drives an endpoint (not recorded then).
   const std::vector<std::string> newer = {"/qos/dcb", "/default_route_interface", "/interfaces", "/launch_node_address", "/launch_route_interface",
                                            "/qos/default_roce_mode", "/qos/default_roce_tos", "/qos/rdma_cm_unread", "/time_stat", "/timing",
                                            "/nccl_logs_missing", "/options/margin_s", "/options/traffic_class", "/options/traffic_class_source", "/options/remeasure", "/remeasured", "/triage", "/subnet_managers", "/subnet_managers_unread",
+                                           "/options/nccl_comm", "/options/gpu_buffers", "/options/relaxed_ordering", "/options/sizes", "/placement",
                                            "/target"};  // a pair's subject, typed (read back from its text)
   for (const auto& d : differences) {
     const auto path = d.at("path").get<std::string>();

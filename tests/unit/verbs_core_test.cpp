@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <set>
 
+#include "report/html.hpp"
+#include "report/markdown.hpp"
+#include "report/views.hpp"
 #include "verbs/schedule.hpp"
 #include "verbs/verbs_plan.hpp"
 #include "verbs/verbs_rules.hpp"
@@ -71,6 +74,49 @@ TEST(VerbsPlan, MatchedRailsRunSideBySideOnDifferentRanks) {
     EXPECT_TRUE(endpoints_in_round[t.round].insert(t.a).second);
     EXPECT_TRUE(endpoints_in_round[t.round].insert(t.b).second);
   }
+}
+
+// Two sockets, two ranks bound one per NUMA node (--bind-to numa), HCAs listed in the other order
+// than the ranks: each HCA is driven from its own socket, not by rail index.
+ClusterFacts two_socket_node(std::optional<int> hca0_numa, std::optional<int> hca1_numa) {
+  auto c = cluster_of(2, 2, 2);
+  for (auto& n : c.nodes) {
+    n.numa_nodes = {{0, "0-7", std::nullopt}, {1, "8-15", std::nullopt}};
+    n.rdma_devices[0].numa_node = hca0_numa;
+    n.rdma_devices[1].numa_node = hca1_numa;
+    n.ranks[0].cpus_allowed = "0-7";
+    n.ranks[1].cpus_allowed = "8-15";
+  }
+  return c;
+}
+
+TEST(VerbsPlan, EachHcaIsDrivenFromItsOwnNumaNode) {
+  const auto plan = plan_verbs(two_socket_node(1, 0), default_profile(), VerbsOptions{});
+  ASSERT_EQ(plan.endpoints.size(), 4u);
+  EXPECT_EQ(plan.endpoints[0].device, "mlx5_0");
+  EXPECT_EQ(plan.endpoints[0].rank, 1) << plan.endpoints[0].placement;  // mlx5_0 on NUMA 1: the rank bound to 8-15
+  EXPECT_EQ(plan.endpoints[1].rank, 0) << plan.endpoints[1].placement;
+  EXPECT_EQ(plan.endpoints[2].rank, 3);
+  EXPECT_EQ(plan.endpoints[0].placement, "rank 1: CPUs 8-15 on NUMA node 1 of mlx5_0");
+}
+
+// Both HCAs on one socket: one rank drives each (a rank runs its pairs of a round one after
+// another), the closer rank the first, and the placement says the other is off the HCA's node.
+TEST(VerbsPlan, RailsAreSpreadOverTheRanksBeforeCloseness) {
+  const auto plan = plan_verbs(two_socket_node(1, 1), default_profile(), VerbsOptions{});
+  ASSERT_EQ(plan.endpoints.size(), 4u);
+  EXPECT_EQ(plan.endpoints[0].rank, 1);
+  EXPECT_EQ(plan.endpoints[1].rank, 0);
+  EXPECT_EQ(plan.endpoints[1].placement, "rank 0: CPUs 0-7 off NUMA node 1 of mlx5_1");
+}
+
+// Without a NUMA node for the HCA the rails go by index, as before, and the placement says why.
+TEST(VerbsPlan, UnknownNumaFallsBackToRailOrderAndSaysSo) {
+  const auto plan = plan_verbs(two_socket_node(std::nullopt, std::nullopt), default_profile(), VerbsOptions{});
+  ASSERT_EQ(plan.endpoints.size(), 4u);
+  EXPECT_EQ(plan.endpoints[0].rank, 0);
+  EXPECT_EQ(plan.endpoints[1].rank, 1);
+  EXPECT_EQ(plan.endpoints[0].placement, "rank 0: mlx5_0's NUMA node unknown");
 }
 
 TEST(VerbsPlan, AllRailsPairsEveryHcaWithEveryRemoteHca) {
@@ -144,6 +190,7 @@ VerbsSection measured(int slow_endpoint = -1, double gbps = 190, double slow = 6
       for (auto t : planned_results(s.options, a, b)) {
         const bool is_slow = a == slow_endpoint || b == slow_endpoint;
         if (t.test == "write_lat") t.latency = latency_stats({1.8, 1.9, 2.0});
+        else if (t.test == kVerbsSizesTest) t.gbps = (is_slow ? slow : gbps) * std::min(1.0, static_cast<double>(t.bytes) / 65536);
         else t.gbps = is_slow ? slow : gbps;
         p.tests.push_back(t);
       }
@@ -216,6 +263,45 @@ TEST(VerbsRules, HealthyMatrixPasses) {
   for (const auto& finding : f) EXPECT_EQ(finding.verdict, Verdict::pass) << finding.id << " " << finding.subject;
   EXPECT_EQ(with_id(f, "verbs_pair_bw").size(), 12u);  // 6 pairs x 2 directions
   EXPECT_EQ(with_id(f, "verbs_pair_latency").size(), 6u);
+}
+
+// The size curve: small sizes far below the port rate are what they are (read, not judged), a size
+// that did not complete fails the pair, and the curve names the slowest pair per size.
+TEST(VerbsRules, TheSizeCurveIsReadNotJudgedButAFailedSizeFails) {
+  auto s = measured(2);
+  s.options.sizes = {2, 4096, 65536};
+  for (auto& p : s.pairs)
+    for (const auto& t : planned_results(s.options, p.a, p.b))
+      if (t.test == kVerbsSizesTest) {
+        auto u = t;
+        u.gbps = (p.a == 2 || p.b == 2 ? 60.0 : 190.0) * std::min(1.0, static_cast<double>(t.bytes) / 65536);
+        p.tests.push_back(u);
+      }
+  auto f = check_verbs(s, facts_for(s), default_profile());
+  ASSERT_FALSE(f.empty());
+  for (const auto& finding : f) EXPECT_EQ(finding.subject.text().find(kVerbsSizesTest), std::string::npos) << finding.subject.text();
+  const auto curve = view::verbs_curve(s);
+  ASSERT_EQ(curve.size(), 3u);
+  EXPECT_EQ(curve[0].bytes, 2u);
+  EXPECT_EQ(curve[2].pairs, 6u);
+  EXPECT_DOUBLE_EQ(curve[2].fastest, 190);
+  EXPECT_DOUBLE_EQ(curve[2].slowest, 60);
+  EXPECT_NE(curve[2].slowest_pair.find("node3/mlx5_0"), std::string::npos) << curve[2].slowest_pair;
+  Report report;
+  report.verbs = s;
+  const auto md = render_markdown(report);
+  EXPECT_NE(md.find("## Verbs: RDMA WRITE bandwidth by message size (Gb/s)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 64K | 6 | 60 | 125 | 190 | node1/mlx5_0 -> node3/mlx5_0 |"), std::string::npos) << md;  // 3 of 6 pairs slow
+  EXPECT_NE(render_html(report).find("RDMA WRITE bandwidth (Gb/s) vs message size"), std::string::npos);
+
+  auto& broken = s.pairs[0].tests.back();
+  broken.status = Status::error;
+  broken.gbps.reset();
+  broken.reason = "node1/mlx5_0: local protection error (status 4)";
+  f = with_id(check_verbs(s, facts_for(s), default_profile()), "verbs_pair_error");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::fail);
+  EXPECT_EQ(view::verbs_curve(s)[2].not_measured, 1u);
 }
 
 TEST(VerbsRules, BandwidthAgainstTheSlowerPortRate) {

@@ -142,7 +142,10 @@ VerbsPlan share_plan(const RunOptions& options, mpi::Session& session, const Clu
         }
       }
     planned = plan_verbs(cluster, profile, chosen);
-    if (run.adjust) run.adjust(planned);
+    if (run.adjust) {
+      run.adjust(planned);
+      one_pair_per_rank(planned);  // the adjustment may have given a rank two pairs of a round
+    }
   }
   return mpi::broadcast_message(session, planned, mpi::deadline_in(options.timeout_s), run.name + ": the plan");
 }
@@ -162,17 +165,40 @@ void say_placement(const VerbsPlan& plan, const MatrixRun& run) {
     run.progress(fmt::format("{}: {} of {} endpoint(s) driven from their HCA's NUMA node", run.name, local, plan.endpoints.size()));
 }
 
+// The pairs of a round take each step together: every rank of the world tells rank 0 it is at the
+// step, and rank 0 says go once all are (the machinery of the round's end: a rank that stops is
+// named; a pair that streams past the budget while its ranks live is waited for). Ranks leave it
+// within a relaxed poll's sleep (at most 5 ms) of each other, against up to 20 ms before.
+class WorldStepGate : public verbs::StepGate {
+ public:
+  WorldStepGate(mpi::Session& session, double budget_s, std::string what) : session_(session), budget_s_(budget_s), what_(std::move(what)) {}
+
+  void wait(size_t step, size_t steps) override {
+    const auto what = fmt::format("{}: before step {} of {}", what_, step + 1, steps);
+    const auto deadline = mpi::deadline_in(budget_s_);
+    mpi::gather_to_root(session_, std::to_string(step), deadline, what, mpi::Patience::while_alive).require_all(session_, what);
+    mpi::broadcast_from_root(session_, "go", deadline + std::chrono::seconds(30), what, mpi::Patience::while_alive);
+  }
+
+ private:
+  mpi::Session& session_;
+  double budget_s_;
+  std::string what_;
+};
+
 // This rank's pairs of one round, in task order on every rank (no two ranks wait on each other in a
-// cycle); the results of the pairs it reports for.
+// cycle); the results of the pairs it reports for. A rank without a pair still passes every step's gate.
 std::vector<PairResult> run_my_pairs(const RunOptions& options, mpi::Session& session, const VerbsPlan& plan, int round, int first_tag,
-                                     verbs::MemoryProvider& memory) {
+                                     verbs::MemoryProvider& memory, verbs::StepGate& gate) {
   std::vector<PairResult> mine;
+  bool in_a_pair = false;
   for (const auto& task : plan.tasks) {
     if (task.round != round || !task.skip_reason.empty()) continue;
     const auto& ea = plan.endpoints[task.a];
     const auto& eb = plan.endpoints[task.b];
     const bool is_a = ea.rank == session.rank(), is_b = eb.rank == session.rank();
     if (!is_a && !is_b) continue;
+    in_a_pair = true;
     verbs::PairPlan pair;
     pair.options = plan.options;
     pair.reporter = is_a;
@@ -182,7 +208,7 @@ std::vector<PairResult> run_my_pairs(const RunOptions& options, mpi::Session& se
     pair.peer = plan.endpoints[pair.peer_index];
     pair.sysfs_root = options.root;
     MpiChannel channel(session, pair.peer.rank, first_tag + task.id, plan.options.timeout_s);
-    auto result = verbs::run_pair(pair, channel, memory);
+    auto result = verbs::run_pair(pair, channel, memory, &gate);
     if (!is_a) continue;
     PairResult r;
     r.task = task.id;
@@ -192,6 +218,10 @@ std::vector<PairResult> run_my_pairs(const RunOptions& options, mpi::Session& se
     r.tests = std::move(result.tests);
     r.counter_deltas = std::move(result.counter_deltas);
     mine.push_back(r);
+  }
+  if (!in_a_pair) {
+    const size_t steps = planned_results(plan.options, 0, 1).size();
+    for (size_t step = 0; step < steps; ++step) gate.wait(step, steps);
   }
   return mine;
 }
@@ -221,7 +251,8 @@ void run_rounds(const RunOptions& options, mpi::Session& session, const VerbsPla
   for (int round = 0; round < plan.rounds; ++round) {
     const auto round_start = mpi::Clock::now();
     session.set_step(what, fmt::format("round {} of {}: {}", round + 1, plan.rounds, round_pairs(plan, round)));
-    const auto mine = run_my_pairs(options, session, plan, round, first_tag, run.memory);
+    WorldStepGate gate(session, round_budget(plan, round), fmt::format("{}: round {} of {}", what, round + 1, plan.rounds));
+    const auto mine = run_my_pairs(options, session, plan, round, first_tag, run.memory, gate);
     // The round's budget, but never less than the closing waits' share of it counted from the end
     // of this rank's own pairs. An iteration-mode stream has no length known in advance, so the
     // waits for the round's end go on past the deadline while the ranks they wait for show signs of

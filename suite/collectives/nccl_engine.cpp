@@ -199,7 +199,9 @@ class NcclEngine : public Engine {
     // a non-blocking communicator (no ncclCommSplit, or NCCL_COMM_BLOCKING=0 in the environment)
     // may return ncclInProgress: it is settled with a busy poll, not a sleep.
     {
-      mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count()), fmt::format("NCCL {} enqueue", to_string(c.op)));
+      // The job ends when no enqueue returns within the timeout (a blocking communicator's call
+      // waits for its peers); progress() is one atomic increment: nothing else in the loop.
+      mpi::Session::Watch watch(session_, std::chrono::duration_cast<mpi::Clock::duration>(timeout_), fmt::format("NCCL {} enqueue", to_string(c.op)));
       // Each call on the next slice of the buffers, as nccl-tests (coll_call_offset): the first
       // call, the one a check follows, on the filled one.
       const uint64_t span = std::max(coll_input_elements(c.op, c.chunk, ranks_), coll_output_elements(c.op, c.chunk, ranks_)) * size_of(c.dtype);
@@ -210,6 +212,7 @@ class NcclEngine : public Engine {
         } else if (r != ncclSuccess) {
           fail(fmt::format("{}: {} ({})", to_string(c.op), nccl_->GetErrorString(r), nccl_->GetLastError(comm_.get())));
         }
+        watch.progress();
       }
     }
     check_cuda("cudaEventRecord", cudaEventRecord(stop_.get(), stream_.get()));

@@ -1,6 +1,7 @@
 #include "mpi/session.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <csignal>
@@ -188,6 +189,23 @@ Session::Watch::~Watch() {
   session_.watch_armed_ = false;
 }
 
+// Called by the watchdog thread with watch_mutex_ held: the main thread is blocked inside MPI.
+// Every rank blocked in the same call says so on stderr, in words and as a line the launcher
+// wrapper reads (report/finalize.hpp: the ranks that did not say so are the ones it names); the
+// grace lets the others' watchdogs, which expire within moments of this one, say so too before
+// the job ends. MPI_Abort is the one call that ends every rank; should it not return (a node gone
+// whose daemon mpirun still waits for), SIGALRM ends this process and mpirun the job.
+void Session::end_blocked_job() {
+  std::fprintf(stderr, "fabricproof: rank %d (%s): %s did not return in time; ending the job\n", rank_, host_.c_str(), watch_what_.c_str());
+  const std::string line = nlohmann::json{{"rank", rank_}, {"host", host_}, {"what", watch_what_}}.dump();
+  std::fprintf(stderr, "fabricproof: watchdog: %s\n", line.c_str());
+  std::fflush(stderr);
+  std::this_thread::sleep_for(kWatchdogGrace);
+  alarm(30);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::_Exit(2);
+}
+
 void Session::watchdog_loop() {
   uint64_t seen = watch_progress_.load(std::memory_order_relaxed);
   for (;;) {
@@ -198,14 +216,7 @@ void Session::watchdog_loop() {
       const uint64_t progress = watch_progress_.load(std::memory_order_relaxed);
       if (progress != seen && watch_stall_ != Clock::duration::zero()) watch_deadline_ = Clock::now() + watch_stall_;
       seen = progress;
-      if (watch_armed_ && Clock::now() > watch_deadline_) {
-        std::fprintf(stderr, "fabricproof: rank %d (%s): %s did not return in time; ending the job\n", rank_, host_.c_str(),
-                     watch_what_.c_str());
-        std::fflush(stderr);
-        // The main thread is blocked inside MPI; MPI_Abort is the one call that ends every rank.
-        MPI_Abort(MPI_COMM_WORLD, 2);
-        std::_Exit(2);
-      }
+      if (watch_armed_ && Clock::now() > watch_deadline_) end_blocked_job();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

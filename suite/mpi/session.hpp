@@ -117,6 +117,8 @@ class Session {
 
  private:
   void watchdog_loop();
+  [[noreturn]] void end_blocked_job();
+  static constexpr std::chrono::seconds kWatchdogGrace{5};
 
   bool finalize_ = false;
   int rank_ = 0;

@@ -112,6 +112,13 @@ std::vector<LauncherLoss> parse_launcher_log(std::string_view text) {
       const auto host = rest.substr(0, rest.find(':'));
       const auto rank = leading_int(word_after(line, ": task "));
       add(out, {rank.value_or(-1), std::string(host), std::string(line.substr(at))});
+    } else if (const auto at = line.find("fabricproof: watchdog: "); at != std::string_view::npos) {
+      try {
+        const auto j = nlohmann::json::parse(line.substr(at + 23));
+        out.push_back({j.value("rank", -1), j.value("host", std::string()), j.value("what", std::string()), false, true});
+      } catch (const std::exception&) {
+        // a line cut by the launcher: the other lines still count
+      }
     } else if (const auto at = line.find("fabricproof: lost-rank: "); at != std::string_view::npos) {
       try {
         const auto j = nlohmann::json::parse(line.substr(at + 24));
@@ -126,8 +133,42 @@ std::vector<LauncherLoss> parse_launcher_log(std::string_view text) {
   return out;
 }
 
-bool finalize_report(Report& report, const std::string& launcher_status, const std::vector<LauncherLoss>& losses, const std::string& now) {
+namespace {
+
+// The ranks the watchdogs' reports leave out: when some ranks' watchdogs ended a blocking call
+// (a collective), every rank of the world was in it or on its way, and the ones that did not say
+// so stopped first. Nothing when no watchdog reported (or the world size is unknown).
+std::vector<LauncherLoss> silent_under_watchdogs(const Report& report, const std::vector<LauncherLoss>& given) {
+  std::vector<int> reported;
+  std::string what;
+  for (const auto& l : given)
+    if (l.watchdog) {
+      reported.push_back(l.rank);
+      if (what.empty()) what = l.what;
+    }
+  std::vector<LauncherLoss> out;
+  if (reported.empty() || report.world_size <= 0) return out;
+  for (int rank = 0; rank < report.world_size; ++rank) {
+    if (std::find(reported.begin(), reported.end(), rank) != reported.end()) continue;
+    if (std::any_of(given.begin(), given.end(), [&](const LauncherLoss& l) { return !l.watchdog && l.rank == rank; })) continue;
+    std::string host;
+    for (const auto& placed : report.rank_map)
+      if (placed.rank == rank) host = placed.host;
+    out.push_back({rank, host,
+                   fmt::format("no watchdog report from it, while {} other rank(s) reported they were blocked in {}: it stopped first",
+                               reported.size(), what)});
+  }
+  return out;
+}
+
+}  // namespace
+
+bool finalize_report(Report& report, const std::string& launcher_status, const std::vector<LauncherLoss>& given, const std::string& now) {
   if (report.finished) return false;
+  std::vector<LauncherLoss> losses;
+  for (const auto& l : given)
+    if (!l.watchdog) losses.push_back(l);
+  for (auto& l : silent_under_watchdogs(report, given)) losses.push_back(std::move(l));
   const InFlight where = report.in_flight.value_or(InFlight{"unknown", "", ""});
   const std::string step = where.phase + (where.step.empty() ? "" : ": " + where.step);
   std::string not_started;  // "node5: the host name does not resolve (ssh: ...)", the first of them

@@ -20,18 +20,25 @@ struct LauncherLoss {
   // The launcher could not start the job there (the host does not resolve, refuses ssh, has no
   // binary): the run never began on it. `what` then says why in plain words, with ssh's line.
   bool not_started = false;
+  // Not a loss but a witness: this rank's watchdog ended a blocking call that did not return
+  // ("fabricproof: watchdog: {json}"). When some ranks report so, the ranks of the world that did
+  // not are the ones the others waited for (stopped, dead, their node gone): finalize_report names
+  // them, by elimination.
+  bool watchdog = false;
 };
 
 // The losses named in launcher output: Open MPI's mpirun ("noticed that process rank N ... on node
 // H exited on signal S", "lost communication with a remote daemon ... on node H", "processes
 // exited with non-zero status ... Process name: [[J,1],N]"), Slurm's srun ("srun: error: H: task
-// N: Killed"), the ranks' own "fabricproof: lost-rank: {json}" lines, and the reasons a launch
+// N: Killed"), the ranks' own "fabricproof: lost-rank: {json}" and "fabricproof: watchdog: {json}"
+// lines (the latter as witnesses, LauncherLoss::watchdog), and the reasons a launch
 // failed on a host (ssh's "Could not resolve hostname", "Connection refused", "Permission denied",
 // Open MPI's "could not access or execute an executable ... Node: H"). Launcher prefixes
 // (--tag-output, timestamps) may precede any line. Duplicates are merged.
 std::vector<LauncherLoss> parse_launcher_log(std::string_view text);
 
-// Marks an unfinished report as ended in error: one `rank_lost` (or `node_lost`) finding per loss,
+// Marks an unfinished report as ended in error: one `rank_lost` (or `node_lost`) finding per loss
+// (and per rank of report.world_size that gave no watchdog report where others did),
 // a `run_incomplete` finding naming the step in flight and how the launcher ended
 // (`launcher_status`, e.g. "mpirun exited 137 (killed by signal 9)"), the phase in flight as an
 // error, verdict error, finished at `now`. Returns false and changes nothing when the report is

@@ -158,7 +158,7 @@ std::vector<SweepChart> sweeps(const Report& report) {
   for (const auto& res : report.collectives->results) {
     auto chart = std::find_if(out.begin(), out.end(), [&](const SweepChart& c) { return c.engine == res.engine && c.op == res.op; });
     if (chart == out.end()) chart = out.insert(out.end(), SweepChart{res.engine, res.op, {}});
-    Series series{res.nodes, res.ranks, {}};
+    Series series{res.nodes, res.ranks, {}, ""};
     for (const auto& row : res.rows) series.points.emplace_back(static_cast<double>(row.bytes), row.out_of_place.busbw_GBps);
     chart->series.push_back(series);
   }

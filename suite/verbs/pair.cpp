@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -457,28 +458,47 @@ TestResult merge(const Step& step, const PairPlan& plan, const Local& mine, cons
 // (the reporter) keeps the results; a failure marks the steps that cannot run any more.
 class PairRun {
  public:
-  PairRun(const PairPlan& plan, Channel& channel, MemoryProvider& memory)
-      : plan_(plan), o_(plan.options), channel_(channel), memory_(memory), steps_(steps_for(plan.options)), before_(counters(plan)) {}
+  PairRun(const PairPlan& plan, Channel& channel, MemoryProvider& memory, StepGate* gate)
+      : plan_(plan), o_(plan.options), channel_(channel), memory_(memory), gate_(gate), steps_(steps_for(plan.options)), before_(counters(plan)) {}
 
   PairOutcome run() {
     try {
-      if (bring_up())
-        for (; step_index_ < steps_.size(); ++step_index_)
-          if (!run_step(steps_[step_index_])) break;
-      const auto own = deltas(before_, counters(plan_));
-      const json peer_counters = exchange(own, o_.timeout_s);
-      outcome_.counter_deltas[plan_.self.label()] = own;
-      outcome_.counter_deltas[plan_.peer.label()] = peer_counters.get<std::map<std::string, int64_t>>();
-    } catch (const PeerTimeout& e) {
-      fail_rest(std::min(step_index_, steps_.size()), Status::error, plan_.peer.label() + " did not answer: " + e.what());
-    } catch (const std::exception& e) {
-      fail_rest(std::min(step_index_, steps_.size()), Status::error, plan_.self.label() + ": " + e.what());
+      try {
+        if (bring_up())
+          for (; step_index_ < steps_.size(); ++step_index_) {
+            pass_gate();
+            if (!run_step(steps_[step_index_])) break;
+          }
+        const auto own = deltas(before_, counters(plan_));
+        const json peer_counters = exchange(own, o_.timeout_s);
+        outcome_.counter_deltas[plan_.self.label()] = own;
+        outcome_.counter_deltas[plan_.peer.label()] = peer_counters.get<std::map<std::string, int64_t>>();
+      } catch (const PeerTimeout& e) {
+        fail_rest(std::min(step_index_, steps_.size()), Status::error, plan_.peer.label() + " did not answer: " + e.what());
+      } catch (const std::exception& e) {
+        fail_rest(std::min(step_index_, steps_.size()), Status::error, plan_.self.label() + ": " + e.what());
+      }
+      while (gates_passed_ < steps_.size()) pass_gate();  // the steps this pair no longer runs
+    } catch (const GateClosed&) {
+      std::rethrow_exception(gate_error_);  // not the pair's failure: the round cannot go on
     }
     if (!plan_.reporter) outcome_.tests.clear();
     return outcome_;
   }
 
  private:
+  struct GateClosed {};  // not a std::exception: no handler of the pair's own failures takes it
+
+  void pass_gate() {
+    if (gate_) try {
+        gate_->wait(gates_passed_, steps_.size());
+      } catch (...) {
+        gate_error_ = std::current_exception();
+        throw GateClosed{};
+      }
+    ++gates_passed_;
+  }
+
   void fail_rest(size_t from, Status status, const std::string& reason) {
     if (!plan_.reporter) return;
     for (size_t i = from; i < steps_.size(); ++i) outcome_.tests.push_back(result_of(steps_[i], plan_, status, reason));
@@ -619,6 +639,9 @@ class PairRun {
   const VerbsOptions& o_;
   Channel& channel_;
   MemoryProvider& memory_;
+  StepGate* gate_;
+  size_t gates_passed_ = 0;
+  std::exception_ptr gate_error_;
   const std::vector<Step> steps_;
   const std::map<std::string, uint64_t> before_;
   EndpointConfig config_;
@@ -630,6 +653,8 @@ class PairRun {
 
 }  // namespace
 
-PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& memory) { return PairRun(plan, channel, memory).run(); }
+PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& memory, StepGate* gate) {
+  return PairRun(plan, channel, memory, gate).run();
+}
 
 }  // namespace fabricproof::verbs

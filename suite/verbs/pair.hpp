@@ -48,6 +48,16 @@ struct PairOutcome {
   std::map<std::string, std::map<std::string, int64_t>> counter_deltas;  // endpoint label -> deltas
 };
 
-PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& memory);
+// Where the pairs of a round meet before each step (the app: every rank of the world, through
+// rank 0), so that one pair's latency test never runs while another pair on the same node still
+// streams. wait() may throw (a rank lost): run_pair lets that through. Every rank passes the gate
+// exactly verbs_step_count(options) times per round, whatever its pair did.
+class StepGate {
+ public:
+  virtual ~StepGate() = default;
+  virtual void wait(size_t step, size_t steps) = 0;
+};
+
+PairOutcome run_pair(const PairPlan& plan, Channel& channel, MemoryProvider& memory, StepGate* gate = nullptr);
 
 }  // namespace fabricproof::verbs

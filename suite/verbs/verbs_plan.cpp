@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/units.hpp"
@@ -111,6 +112,29 @@ std::vector<std::vector<int>> place_endpoints(const ClusterFacts& cluster, const
   return endpoints_of;
 }
 
+// A round split in parts in which no rank is in two pairs (one_pair_per_rank), numbered in order.
+void split_rounds_by_rank(VerbsPlan& plan) {
+  std::map<int, std::vector<std::set<int>>> busy;  // round -> its parts -> the ranks in them
+  std::map<std::pair<int, int>, int> part_of;      // (round, part) -> new round, numbered in order
+  std::vector<std::pair<int, int>> key(plan.tasks.size());
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const auto& t = plan.tasks[i];
+    auto& parts = busy[t.round];
+    const int ra = plan.endpoints[t.a].rank, rb = plan.endpoints[t.b].rank;
+    size_t k = 0;
+    if (t.skip_reason.empty()) {
+      while (k < parts.size() && (parts[k].count(ra) || parts[k].count(rb))) ++k;
+      if (k == parts.size()) parts.emplace_back();
+      parts[k].insert({ra, rb});
+    }
+    key[i] = {t.round, static_cast<int>(k)};
+    part_of.emplace(key[i], 0);
+  }
+  int next = 0;
+  for (auto& [part, round] : part_of) round = next++;
+  for (size_t i = 0; i < plan.tasks.size(); ++i) plan.tasks[i].round = part_of[key[i]];
+}
+
 // Drops rounds that ended up empty (nodes with fewer rails) and numbers the rest from 0.
 void renumber_rounds(VerbsPlan& plan) {
   std::map<int, int> renumber;
@@ -159,8 +183,13 @@ VerbsPlan plan_verbs(const ClusterFacts& cluster, const Profile& profile, const 
     round = 0;
     for (auto& t : plan.tasks) t.round = round++;
   }
-  renumber_rounds(plan);
+  one_pair_per_rank(plan);
   return plan;
+}
+
+void one_pair_per_rank(VerbsPlan& plan) {
+  split_rounds_by_rank(plan);
+  renumber_rounds(plan);
 }
 
 }  // namespace fabricproof

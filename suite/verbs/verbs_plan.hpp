@@ -35,4 +35,11 @@ FABRICPROOF_JSON(VerbsPlan, options, endpoints, tasks, rounds)
 // per round.
 VerbsPlan plan_verbs(const ClusterFacts& cluster, const Profile& profile, const VerbsOptions& options);
 
+// A rank runs its pairs of a round one after another, and the pairs of a round take each step
+// together (the app's step gate): a rank in two pairs of one round would hold the gate for both.
+// Such a round is split so that every rank drives at most one pair per round (a node with more
+// rails than ranks, or ranks moved after planning); a task that does not run (a port not ACTIVE)
+// occupies no rank. plan_verbs does it; a caller that moves endpoints to other ranks does it again.
+void one_pair_per_rank(VerbsPlan& plan);
+
 }  // namespace fabricproof

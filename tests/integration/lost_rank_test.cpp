@@ -125,6 +125,10 @@ TEST(LostRank, SigstopBeforeTheTimedCallsIsEndedByTheWatchdog) {
             std::string::npos)
       << incomplete[0].dump(2);
   EXPECT_GE(rows_kept(report), 20u) << "8 B .. 16 MiB completed before the fault";
+  // The three blocked ranks' watchdogs said so; the one that did not is named, by elimination.
+  expect_lost_rank_named(report, "rank_lost", 2, "collectives", "32M");
+  EXPECT_NE(findings_with_id(report, "rank_lost").at(0)["measured"]["launcher"].get<std::string>().find("3 other rank(s) reported"),
+            std::string::npos);
 }
 
 // mpirun killed from outside (no wrapper): the report says "incomplete" with the step in flight;

@@ -139,6 +139,38 @@ TEST(Finalize, AnUnfinishedReportBecomesAnErrorNamingTheStepAndTheLoss) {
   EXPECT_EQ(nlohmann::json(r)["verdict"], "error");
 }
 
+// A collective that never returned: the watchdogs of the ranks blocked in it say so, and ended
+// the job. The rank that did not say so is the one they waited for, named by elimination with its
+// host from the rank map; mpirun's own message about the others' exit is no loss.
+TEST(Finalize, TheRankWhoseWatchdogDidNotReportIsNamed) {
+  auto r = unfinished_report();
+  r.world_size = 4;
+  for (int rank = 0; rank < 4; ++rank) r.rank_map.push_back({rank, "node" + std::to_string(rank + 1), 0, std::nullopt, ""});
+  const std::string log = R"LOG(fabricproof: rank 0 (node1): MPI allreduce of 2 elements (collectives: x) did not return in time; ending the job
+fabricproof: watchdog: {"host":"node1","rank":0,"what":"MPI allreduce of 2 elements (collectives: x)"}
+fabricproof: watchdog: {"host":"node2","rank":1,"what":"MPI allreduce of 2 elements (collectives: x)"}
+[1,3]<stderr>:fabricproof: watchdog: {"host":"node4","rank":3,"what":"MPI allreduce of 2 elements (collectives: x)"}
+fabricproof: watchdog: {"host":"node9","rank":
+)LOG";
+  const auto given = parse_launcher_log(log);
+  ASSERT_EQ(given.size(), 3u) << "three witnesses; the cut line is skipped";
+  EXPECT_TRUE(given[2].watchdog);
+  ASSERT_TRUE(finalize_report(r, "mpirun exited 2", given, "now"));
+  std::vector<Finding> lost;
+  for (const auto& f : r.findings)
+    if (f.id == "rank_lost") lost.push_back(f);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].subject, "rank 2 (node3)");
+  EXPECT_NE(lost[0].measured["launcher"].get<std::string>().find("3 other rank(s) reported they were blocked in MPI allreduce"), std::string::npos)
+      << lost[0].measured.dump();
+  EXPECT_EQ(lost[0].measured["step"], "allreduce on 4 node(s), 16 rank(s): 32M (33554432 bytes)");
+
+  auto none = unfinished_report();  // without watchdog reports, nobody is named by elimination
+  none.world_size = 4;
+  ASSERT_TRUE(finalize_report(none, "mpirun exited 2", {}, "now"));
+  for (const auto& f : none.findings) EXPECT_NE(f.id, "rank_lost");
+}
+
 TEST(Finalize, AFinalReportIsLeftAsItIs) {
   auto r = unfinished_report();
   r.finished = true;

@@ -119,6 +119,18 @@ TEST(VerbsPlan, UnknownNumaFallsBackToRailOrderAndSaysSo) {
   EXPECT_EQ(plan.endpoints[0].placement, "rank 0: mlx5_0's NUMA node unknown");
 }
 
+// One rank per node and two rails: the two rail pairs would share both ranks in one round, which
+// would run them one after the other anyway; they become two rounds, so that the pairs of every
+// round can take each step together.
+TEST(VerbsPlan, NoRankDrivesTwoPairsOfARound) {
+  const auto plan = plan_verbs(cluster_of(4, 2, 1), default_profile(), VerbsOptions{});
+  ASSERT_EQ(plan.tasks.size(), 12u);
+  EXPECT_EQ(plan.rounds, 6);
+  std::map<int, std::set<int>> ranks_in_round;
+  for (const auto& t : plan.tasks)
+    for (int e : {t.a, t.b}) EXPECT_TRUE(ranks_in_round[t.round].insert(plan.endpoints[e].rank).second) << "round " << t.round;
+}
+
 TEST(VerbsPlan, AllRailsPairsEveryHcaWithEveryRemoteHca) {
   VerbsOptions options;
   options.rails = "all";

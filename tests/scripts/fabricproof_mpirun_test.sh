@@ -72,6 +72,8 @@ cat >"$tmp/fake-mpirun" <<'FAKE'
 out="" prev=""
 for a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done
 printf '{"verdict": "%s"}\n' "$FAKE_VERDICT" >"$out/report.json"
+# A watchdog's line, as a rank blocked in a collective prints it on stderr before ending the job.
+[ -n "${FAKE_WATCHDOG:-}" ] && echo 'fabricproof: watchdog: {"host":"h","rank":0,"what":"MPI allreduce"}' >&2
 touch -r "$(ls "$out"/.fabricproof-mpirun.* | head -1)" "$out/report.json"
 echo $$ >"$out/../$(basename "$out").pid"  # exec keeps the pid: the test looks for this process, not any "sleep 300"
 exec sleep "$FAKE_SECONDS"
@@ -81,13 +83,24 @@ start=$SECONDS
 out=$(FAKE_VERDICT=fail FAKE_SECONDS=300 timeout 60 "$wrapper" --hostfile "$hostfiles/localhost" --mpirun "$tmp/fake-mpirun" \
       --exit-grace 2 -- run --out "$tmp/final" 2>&1); rc=$?
 took=$((SECONDS - start))
-check "a final report with mpirun staying: mpirun ended after the grace" "$out" "the report is final but mpirun has not exited after 2 s; ending mpirun"
+check "a final report with mpirun staying: mpirun ended after the grace" "$out" "but mpirun has not exited after 2 s; ending mpirun"
 [ $rc -ne 124 ] && [ $took -le 20 ] && echo "ok   ... and the wrapper returned in $took s" ||
   { echo "FAIL the wrapper took $took s (exit $rc) with a final report and a 2 s grace"; failures=$((failures + 1)); }
 # The stand-in's own pid (a "sleep 300" of anything else on the machine is none of this test's).
 fake=$(cat "$tmp/final.pid" 2>/dev/null)
 [ -n "$fake" ] && kill -0 "$fake" 2>/dev/null && { echo "FAIL the stand-in mpirun is still running"; failures=$((failures + 1)); kill "$fake"; }
 ls "$tmp/final"/.fabricproof-mpirun.* >/dev/null 2>&1 && { echo "FAIL the watcher's marker was left in the report directory"; failures=$((failures + 1)); }
+# The ranks' watchdogs ended the job (a blocking collective that never returned): the report stays
+# incomplete, mpirun may wait for a frozen node's daemon, and the wrapper ends it after the grace.
+start=$SECONDS
+out=$(FAKE_VERDICT=incomplete FAKE_WATCHDOG=1 FAKE_SECONDS=300 timeout 60 "$wrapper" --hostfile "$hostfiles/localhost" --mpirun "$tmp/fake-mpirun" \
+      --exit-grace 2 -- run --out "$tmp/watchdog" 2>&1)
+took=$((SECONDS - start))
+check "a watchdog's end with mpirun staying: mpirun ended after the grace" "$out" "the ranks' watchdogs ended the job) but mpirun has not exited after 2 s"
+[ $took -le 20 ] && echo "ok   ... and the wrapper returned in $took s" ||
+  { echo "FAIL the wrapper took $took s with a watchdog's end and a 2 s grace"; failures=$((failures + 1)); }
+fake=$(cat "$tmp/watchdog.pid" 2>/dev/null)
+[ -n "$fake" ] && kill -0 "$fake" 2>/dev/null && { echo "FAIL the stand-in mpirun is still running"; failures=$((failures + 1)); kill "$fake"; }
 start=$SECONDS
 out=$(FAKE_VERDICT=incomplete FAKE_SECONDS=6 timeout 60 "$wrapper" --hostfile "$hostfiles/localhost" --mpirun "$tmp/fake-mpirun" \
       --exit-grace 2 -- run --out "$tmp/running" 2>&1)

@@ -424,9 +424,8 @@ std::string measurement_sections(const Report& r) {
     h += "<h3>GPUDirect RDMA: GPU memory against host memory (write_bw, Gb/s)</h3>" + table({"pair", "host", "GPU", "GPU / host", "GPU status"}, rows);
   }
 
-  if (r.verbs)
-    if (const auto curve = view::verbs_curve(*r.verbs); !curve.empty())
-      h += "<h3>Verbs: RDMA WRITE bandwidth by message size (--verbs-sizes)</h3>\n" + sweep_chart(view::verbs_curve_chart(curve));
+  const auto curve = r.verbs ? view::verbs_curve(*r.verbs) : std::vector<view::CurveRow>{};
+  if (!curve.empty()) h += "<h3>Verbs: RDMA WRITE bandwidth by message size (--verbs-sizes)</h3>\n" + sweep_chart(view::verbs_curve_chart(curve));
 
   h += "<h2 id=\"collectives\">Collective sweeps</h2>\n";
   const auto charts = view::sweeps(r);

@@ -285,6 +285,7 @@ std::vector<VerbsPlan> remeasure_plans(const VerbsPlan& plan, const std::vector<
   for (const auto& r : again) {
     VerbsPlan p = plan;
     p.options.tests = r.tests;
+    p.options.sizes.clear();  // the curve is read, never judged: nothing of it to measure again
     p.tasks.clear();
     for (auto task : plan.tasks)
       if (task.round == r.round) {

@@ -42,7 +42,7 @@ class Engine {
 };
 
 // MPI collectives on host memory: a host-network baseline that runs everywhere. Each call is the
-// blocking form, under the session watchdog with `timeout_s` per call (the job ends when none returns).
+// non-blocking form polled against `timeout_s` (mpi::Lost when a rank of the group stops answering).
 std::unique_ptr<Engine> make_mpi_engine(mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s);
 
 // Memory a rank may use for an engine's buffers, and where the figure comes from.

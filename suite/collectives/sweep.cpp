@@ -29,8 +29,10 @@ Measured measure(mpi::Session& s, Engine& engine, MPI_Comm group, const SweepPla
   });
   if (auto agreed = mpi::agree_on_error(s, group, failed, deadline())) return {{}, agreed};
   s.set_step("collectives", fmt::format("{}: {} timed calls", step, call.in_place ? "in-place" : "out-of-place"), false);
-  // Blocking, as nccl-tests' MPI_Barrier: the ranks start the timed calls together.
-  mpi::watched_barrier(s, group, plan.timeout_s, "the barrier before the timed calls");
+  // Busy-polled, so that the ranks leave it within microseconds of each other (as nccl-tests'
+  // blocking MPI_Barrier) and still answer rank 0's roll call: a rank blocked inside MPI cannot,
+  // and would be named lost beside the one that is.
+  mpi::barrier(s, group, deadline(), "the barrier before the timed calls", mpi::Poll::busy);
   failed = failure_of([&] {
     seconds = engine.run(call, plan.iters);
     engine.fill(call);  // the checked call starts from the pattern again

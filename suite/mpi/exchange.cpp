@@ -195,15 +195,10 @@ double allreduce(Session& s, MPI_Comm comm, double value, MPI_Op op, Clock::time
   return allreduce_as(s, comm, value, MPI_DOUBLE, op, deadline, what);
 }
 
-void barrier(Session& s, MPI_Comm comm, Clock::time_point deadline, const std::string& what) {
+void barrier(Session& s, MPI_Comm comm, Clock::time_point deadline, const std::string& what, Poll poll) {
   MPI_Request request;
   MPI_Ibarrier(comm, &request);
-  wait_all(s, &request, 1, deadline, what);
-}
-
-void watched_barrier(Session& s, MPI_Comm comm, double timeout_s, const std::string& what) {
-  Session::Watch watch(s, deadline_in(timeout_s), what);
-  if (const int code = MPI_Barrier(comm); code != MPI_SUCCESS) throw Lost(fmt::format("{}: {}", what, mpi_error_text(code)));
+  wait_all(s, &request, 1, deadline, what, {}, poll);
 }
 
 void broadcast_bytes(Session& s, MPI_Comm comm, void* data, int bytes, int root, Clock::time_point deadline, const std::string& what) {

@@ -54,11 +54,7 @@ std::string broadcast_from_root(Session& s, const std::string& value, Clock::tim
 // Collectives of a group (sub-communicator); every rank of `comm` calls them in the same order.
 uint64_t allreduce(Session& s, MPI_Comm comm, uint64_t value, MPI_Op op, Clock::time_point deadline, const std::string& what);
 double allreduce(Session& s, MPI_Comm comm, double value, MPI_Op op, Clock::time_point deadline, const std::string& what);
-void barrier(Session& s, MPI_Comm comm, Clock::time_point deadline, const std::string& what);
-// The blocking MPI_Barrier, for right before timed calls: a polled barrier lets ranks leave up to
-// a poll's sleep apart, a blocking one within microseconds, as nccl-tests' MPI_Barrier. A barrier
-// not done within `timeout_s` is the session watchdog's (the job ends; see Session::Watch).
-void watched_barrier(Session& s, MPI_Comm comm, double timeout_s, const std::string& what);
+void barrier(Session& s, MPI_Comm comm, Clock::time_point deadline, const std::string& what, Poll poll = Poll::relaxed);
 void broadcast_bytes(Session& s, MPI_Comm comm, void* data, int bytes, int root, Clock::time_point deadline, const std::string& what);
 
 // The first failure of any rank of `comm`, as "rank N of the group: text", on every rank (nothing

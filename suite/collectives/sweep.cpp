@@ -21,7 +21,8 @@ Measured measure(mpi::Session& s, Engine& engine, MPI_Comm group, const SweepPla
   double seconds = 0;
   uint64_t wrong = 0;
   // The group meets with a polled barrier first: a rank that stopped or died between two sizes is
-  // then named (mpi::Lost, rank 0's roll call) instead of leaving the others in a blocking call.
+  // then named (mpi::Lost, rank 0's roll call) instead of leaving the others in a call that may
+  // block (an NCCL warm-up on a blocking communicator, which only the watchdog can end).
   mpi::barrier(s, group, deadline(), "the group meeting at a new size");
   auto failed = failure_of([&] {
     engine.fill(call);

@@ -23,7 +23,7 @@ struct SweepPlan {
 };
 
 // Every rank of `group` calls it. Per size and form: a polled barrier (a silent rank is named),
-// fill, warm-up calls, a blocking barrier, the timed calls (time = the ranks' average or the
+// fill, warm-up calls, a busy-polled barrier, the timed calls (time = the ranks' average or the
 // slowest rank's, plan.time_stat), then fill again, one call and a count of wrong elements (sum
 // over ranks). The first error on any rank ends the sweep for all of them: `result` then has
 // status "error" and the rows completed before. `result` is filled as the sweep goes, so that the

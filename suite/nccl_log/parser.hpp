@@ -128,7 +128,7 @@ class alignas(64) Parser {
   // Whether handle()'s line may be skipped when it comes again: all it did is count, or set
   // what the first occurrence already set (not "the last one wins" values).
   bool repeat_safe_ = false;
-  // The line cache pays only where lines repeat: after 4096 lookups with under 256 hits it is
+  // The line cache pays only where lines repeat: after 4096 lookups with under 1024 hits it is
   // left alone for the next 65536 INFO lines (a log of one run), then tried again; the pause
   // doubles with every trial that fails, up to 2^20 lines.
   struct {

@@ -1,0 +1,159 @@
+#include "locate/group_locator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace fabricproof::locate {
+
+GroupLocator::GroupLocator(Fabric fabric, GroupSettings settings)
+    : fabric_(std::move(fabric)),
+      settings_(settings),
+      rng_(settings.seed),
+      cleared_(static_cast<size_t>(fabric_.nodes())),
+      named_node_(static_cast<size_t>(fabric_.nodes())),
+      slow_partners_(static_cast<size_t>(fabric_.nodes())),
+      implicating_(static_cast<size_t>(fabric_.nodes())) {}
+
+std::vector<int> GroupLocator::cleared_pool() const {
+  std::vector<int> pool;
+  for (int n = 0; n < fabric_.nodes(); ++n)
+    if (cleared_[static_cast<size_t>(n)]) pool.push_back(n);
+  return pool;
+}
+
+std::vector<GroupTest> GroupLocator::next_round() {
+  if (rounds_ >= settings_.max_rounds || fabric_.nodes() < 2) return {};
+  std::vector<GroupTest> tests;
+  planned_.clear();
+  std::vector<bool> busy(static_cast<size_t>(fabric_.nodes()));
+  auto add = [&](std::vector<int> nodes, Planned p) {
+    for (int n : nodes) busy[static_cast<size_t>(n)] = true;
+    tests.push_back({std::move(nodes)});
+    planned_.push_back(p);
+  };
+  if (rounds_ == 0) {  // everyone, in `first_groups` groups of (nearly) equal size, at least two nodes each
+    std::vector<int> all(static_cast<size_t>(fabric_.nodes()));
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng_);
+    const int groups = std::max(1, std::min(settings_.first_groups, fabric_.nodes() / 2));
+    for (int g = 0; g < groups; ++g)
+      add(std::vector<int>(all.begin() + static_cast<long>(all.size() * g / groups), all.begin() + static_cast<long>(all.size() * (g + 1) / groups)), {});
+  } else {
+    for (auto& group : to_split_) {  // halves, side by side
+      const auto half = static_cast<long>(group.size() / 2);
+      const int first = static_cast<int>(tests.size());
+      add(std::vector<int>(group.begin(), group.begin() + half), {Role::split, -1, first + 1});
+      add(std::vector<int>(group.begin() + half, group.end()), {Role::split, -1, first});
+    }
+    to_split_.clear();
+    auto pool = cleared_pool();
+    std::shuffle(pool.begin(), pool.end(), rng_);
+    for (int x : singles_) {
+      const auto& met = slow_partners_[static_cast<size_t>(x)];
+      auto p = std::find_if(pool.begin(), pool.end(), [&](int c) { return !busy[static_cast<size_t>(c)] && std::find(met.begin(), met.end(), c) == met.end(); });
+      if (p != pool.end()) add({x, *p}, {Role::single, x});
+    }
+    if (tests.empty()) return {};  // nothing left that a test can settle
+    add_controls(tests, pool, busy);
+  }
+  if (tests.empty()) return {};
+  ++rounds_;
+  return tests;
+}
+
+// For each size this round tests, `controls` groups of cleared nodes of that size, where there are
+// enough: the round's reference for the size is the median of its groups.
+void GroupLocator::add_controls(std::vector<GroupTest>& tests, std::vector<int>& pool, std::vector<bool>& busy) {
+  std::map<size_t, int> sizes;
+  for (const auto& t : tests) ++sizes[t.nodes.size()];
+  for (auto [size, count] : sizes) {
+    for (int c = 0; c < settings_.controls; ++c) {
+      std::vector<int> group;
+      for (int n : pool)
+        if (!busy[static_cast<size_t>(n)] && group.size() < size) group.push_back(n);
+      if (group.size() < size) break;
+      for (int n : group) busy[static_cast<size_t>(n)] = true;
+      tests.push_back({group});
+      planned_.push_back({Role::control, -1});
+    }
+  }
+}
+
+}  // namespace fabricproof::locate
+
+namespace fabricproof::locate {
+
+void GroupLocator::record(const std::vector<GroupResult>& round) {
+  std::map<size_t, std::vector<double>> by_size;  // the round's reference per group size: its healthy rate
+  for (const auto& r : round)
+    if (r.value) by_size[r.test.nodes.size()].push_back(*r.value);
+  std::vector<bool> slow(round.size());
+  for (size_t i = 0; i < round.size(); ++i) {
+    const double reference = upper_quartile(by_size[round[i].test.nodes.size()]);
+    slow[i] = !round[i].value || *round[i].value < settings_.slow_below * reference;
+    results_.push_back(round[i]);
+    results_.back().round = rounds_ - 1;
+    ratios_.push_back(reference > 0 && round[i].value ? *round[i].value / reference : 0);
+  }
+  const size_t first = results_.size() - round.size();
+  for (size_t i = 0; i < round.size() && i < planned_.size(); ++i) {
+    const auto& plan = planned_[i];
+    const auto& nodes = round[i].test.nodes;
+    if (plan.role == Role::control) {
+      dips_ += slow[i];  // cleared nodes: a slow control is a dip
+    } else if (plan.role == Role::single) {
+      judge_single(plan.single, nodes[0] == plan.single ? nodes[1] : nodes[0], slow[i], first + i);
+    } else if (!slow[i]) {
+      for (int n : nodes) cleared_[static_cast<size_t>(n)] = true;
+      // Both halves of a slow group at the reference: the group's slow test was a dip.
+      if (plan.sibling > static_cast<int>(i) && !slow[static_cast<size_t>(plan.sibling)]) ++dips_;
+    } else if (nodes.size() > 3) {
+      to_split_.push_back(nodes);
+    } else {
+      for (int n : nodes)
+        if (std::find(singles_.begin(), singles_.end(), n) == singles_.end()) singles_.push_back(n);
+    }
+  }
+}
+
+// A node of a slow small group, tested with a cleared partner: at the reference, it is cleared;
+// slow with `confirmations` different cleared partners, it is named.
+void GroupLocator::judge_single(int node, int partner, bool slow, size_t result) {
+  const auto n = static_cast<size_t>(node);
+  if (!slow) {
+    cleared_[n] = true;
+    singles_.erase(std::remove(singles_.begin(), singles_.end(), node), singles_.end());
+    return;
+  }
+  slow_partners_[n].push_back(partner);
+  implicating_[n].push_back(result);
+  if (static_cast<int>(slow_partners_[n].size()) < settings_.confirmations) return;
+  singles_.erase(std::remove(singles_.begin(), singles_.end(), node), singles_.end());
+  named_node_[n] = true;
+  Fault f;
+  f.kind = FaultKind::node;
+  f.node = node;
+  std::vector<double> ratios;
+  for (size_t i : implicating_[n]) ratios.push_back(ratios_[i]);
+  f.ratio = median(ratios);
+  f.implicating = implicating_[n];
+  const auto& name = fabric_.names[n];
+  f.summary = f.ratio == 0 ? fmt::format("{}: no collective with it completed ({} with cleared partners)", name, f.implicating.size())
+                           : fmt::format("{}: slow with every cleared partner, {:.2f} of the reference group, {} test(s)", name, f.ratio,
+                                         f.implicating.size());
+  named_.push_back(std::move(f));
+}
+
+std::vector<std::string> GroupLocator::unresolved() const {
+  std::vector<std::string> out;
+  for (int n : singles_)
+    out.push_back(fmt::format("{}: slow in {} test(s) with cleared partners, no cleared partner left to name or clear it",
+                              fabric_.names[static_cast<size_t>(n)], slow_partners_[static_cast<size_t>(n)].size()));
+  for (const auto& g : to_split_) out.push_back(fmt::format("a slow group of {} node(s) not split further", g.size()));
+  return out;
+}
+
+}  // namespace fabricproof::locate

@@ -1,0 +1,159 @@
+// The localisation planners (suite/locate) against the simulated fabric: each fault kind named with
+// its evidence, no healthy node accused, the rounds far below the full matrix's.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "locate/group_locator.hpp"
+#include "locate/pair_locator.hpp"
+#include "locate/simulated_fabric.hpp"
+
+using namespace fabricproof::locate;
+
+namespace {
+
+PairLocator run_pairs(const SimulatedFabric& sim, uint64_t seed = 1, std::optional<double> expected = {}) {
+  PairSettings settings;
+  settings.seed = seed;
+  settings.expected = expected;
+  PairLocator locator(sim.fabric, settings);
+  std::mt19937_64 rng(seed + 100);
+  for (auto tests = locator.next_round(); !tests.empty(); tests = locator.next_round()) {
+    // On each rail a node is in at most one test of a round: the tests of a round run at once.
+    std::set<std::pair<int, int>> busy;
+    std::vector<PairResult> results;
+    for (const auto& t : tests) {
+      EXPECT_TRUE(busy.insert({t.rail, t.a}).second && busy.insert({t.rail, t.b}).second) << "node twice on a rail in round " << locator.rounds();
+      results.push_back({t, 0, sim.measure(t, rng)});
+    }
+    locator.record(results);
+  }
+  return locator;
+}
+
+GroupLocator run_groups(const SimulatedFabric& sim, uint64_t seed = 1) {
+  GroupSettings settings;
+  settings.seed = seed;
+  GroupLocator locator(sim.fabric, settings);
+  std::mt19937_64 rng(seed + 100);
+  for (auto tests = locator.next_round(); !tests.empty(); tests = locator.next_round()) {
+    std::set<int> busy;
+    std::vector<GroupResult> results;
+    for (const auto& t : tests) {
+      for (int n : t.nodes) EXPECT_TRUE(busy.insert(n).second) << "node in two groups of round " << locator.rounds();
+      results.push_back({t, 0, sim.measure(t, rng)});
+    }
+    locator.record(results);
+  }
+  return locator;
+}
+
+SimulatedFabric fabric(int nodes, int rails, int leaf_size, std::vector<InjectedFault> faults = {}) {
+  SimulatedFabric sim;
+  sim.fabric = make_fabric(nodes, rails, leaf_size);
+  sim.faults = std::move(faults);
+  return sim;
+}
+
+}  // namespace
+
+TEST(LocatePairs, AHealthyFabricIsClearedInAFewRoundsWithNobodyNamed) {
+  const auto sim = fabric(256, 4, 32);
+  const auto locator = run_pairs(sim);
+  EXPECT_TRUE(locator.faults().empty());
+  EXPECT_TRUE(locator.unresolved().empty());
+  EXPECT_LE(locator.rounds(), 8) << "against 255 for the full matrix";
+  const auto c = locator.coverage();
+  EXPECT_EQ(c.nodes_tested, 256);
+  EXPECT_EQ(c.leaf_paths_tested, c.leaf_paths_total) << "every leaf met every other leaf, on every rail";
+  EXPECT_LT(c.pairs_tested, c.pairs_total / 10) << "and it says it tested a small share of the pairs";
+}
+
+TEST(LocatePairs, ASlowNodeIsNamedWithTheTestsThatImplicateItAndThoseThatClearedItsPartners) {
+  const auto sim = fabric(256, 4, 32, {{FaultKind::node, 37, -1, -1, -1, 0.68}});
+  const auto locator = run_pairs(sim);
+  const auto faults = locator.faults();
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0].kind, FaultKind::node);
+  EXPECT_EQ(faults[0].node, 37);
+  EXPECT_NEAR(faults[0].ratio, 0.68, 0.05);
+  EXPECT_GE(faults[0].implicating.size(), 4u * 5) << "five partners a rail";
+  EXPECT_FALSE(faults[0].clearing.empty());
+  EXPECT_NE(faults[0].summary.find("node0038: slow with every partner on all 4 rails"), std::string::npos) << faults[0].summary;
+}
+
+TEST(LocatePairs, ADeadNodeAPortAndALeafAtOnceAreEachNamedAsWhatTheyAre) {
+  const auto sim = fabric(512, 8, 32,
+                          {{FaultKind::node, 5, -1, -1, -1, 0}, {FaultKind::port, 300, -1, 6, -1, 0.6}, {FaultKind::leaf, -1, -1, 2, 9, 0.6}});
+  const auto locator = run_pairs(sim);
+  const auto s = score(sim.faults, locator.faults());
+  EXPECT_EQ(s.found, 3);
+  EXPECT_EQ(s.false_named, 0);
+  for (const auto& f : locator.faults()) {
+    const char* says = f.kind == FaultKind::node ? "no test with it completed" : f.kind == FaultKind::port ? "on rail 6" : "fine among themselves";
+    EXPECT_NE(f.summary.find(says), std::string::npos) << f.summary;
+  }
+  EXPECT_LE(locator.rounds(), 40);
+}
+
+// A link: one pair slow, both ends fine with everyone else. Up to 8 nodes every pair is screened.
+TEST(LocatePairs, ALinkBetweenTwoGoodNodesIsNamedAfterItsRepeats) {
+  const auto sim = fabric(4, 1, 0, {{FaultKind::link, 1, 3, 0, -1, 0.5}});
+  const auto locator = run_pairs(sim);
+  const auto faults = locator.faults();
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0].kind, FaultKind::link);
+  EXPECT_EQ(std::minmax(faults[0].node, faults[0].peer), std::minmax(1, 3));
+  EXPECT_GE(faults[0].implicating.size(), 5u) << "the first test and four repeats";
+  EXPECT_NE(faults[0].summary.find("both fine with other partners"), std::string::npos);
+}
+
+// Dips come and go: a slow test repeated at the typical rate names nobody, and is counted.
+TEST(LocatePairs, TransientDipsAreCountedNotNamed) {
+  auto sim = fabric(128, 2, 16);
+  sim.dip_rate = 0.05;
+  const auto locator = run_pairs(sim, 7);
+  EXPECT_TRUE(locator.faults().empty()) << locator.faults().front().summary;
+  EXPECT_GT(locator.transient_dips(), 0);
+}
+
+// Two nodes and nothing else: a slow pair (against the rate expected beforehand: one test has no
+// typical of its own) cannot say which end is at fault, and says so.
+TEST(LocatePairs, WhatCannotBeSettledIsReportedUnresolvedNotPassed) {
+  const auto sim = fabric(2, 1, 0, {{FaultKind::node, 0, -1, -1, -1, 0.5}});
+  const auto locator = run_pairs(sim, 1, sim.typical);
+  EXPECT_TRUE(locator.faults().empty());
+  ASSERT_FALSE(locator.unresolved().empty());
+  EXPECT_NE(locator.unresolved().front().find("not enough cleared partners"), std::string::npos);
+}
+
+TEST(LocatePairs, NoHealthyNodeIsNamedOverManyNoisyTrials) {
+  int named = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) named += static_cast<int>(run_pairs(fabric(256, 8, 32), seed).faults().size());
+  EXPECT_EQ(named, 0);
+}
+
+TEST(LocateGroups, ASlowNodeIsFoundByHalvingInLog2Rounds) {
+  const auto sim = fabric(1024, 8, 0, {{FaultKind::node, 700, -1, -1, -1, 0.7}});
+  const auto locator = run_groups(sim);
+  const auto faults = locator.faults();
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0].node, 700);
+  EXPECT_NEAR(faults[0].ratio, 0.7, 0.06);
+  EXPECT_LE(locator.rounds(), 2 * 10 + 8);
+  EXPECT_NE(faults[0].summary.find("node0701: slow with every cleared partner"), std::string::npos) << faults[0].summary;
+}
+
+TEST(LocateGroups, AHealthyClusterEndsAfterItsFirstRoundWithNobodyNamed) {
+  const auto locator = run_groups(fabric(64, 8, 0));
+  EXPECT_TRUE(locator.faults().empty());
+  EXPECT_TRUE(locator.unresolved().empty());
+  EXPECT_LE(locator.rounds(), 2);
+}
+
+TEST(LocateGroups, TwoDeadNodesAreBothNamed) {
+  const auto sim = fabric(64, 4, 0, {{FaultKind::node, 3, -1, -1, -1, 0}, {FaultKind::node, 40, -1, -1, -1, 0}});
+  const auto s = score(sim.faults, run_groups(sim).faults());
+  EXPECT_EQ(s.found, 2);
+  EXPECT_EQ(s.false_named, 0);
+}

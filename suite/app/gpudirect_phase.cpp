@@ -63,6 +63,9 @@ GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& se
   gpu_tests.tests = {"write_bw", "send_bw"};  // SEND: the receiving GPU checks the payload
   host_tests.sizes.clear();  // the size curve is the verbs phase's (--verbs-sizes)
   gpu_tests.sizes.clear();
+  // Host against GPU memory pair by pair: both matrices measure the same pairs (locate would choose
+  // its pairs from what each measured).
+  if (options.verbs.mode != "isolated") host_tests.mode = gpu_tests.mode = "rounds";
 
   verbs::HostMemoryProvider host_memory;
   auto host = run_verbs_matrix(options, session, cluster, profile, MatrixRun{host_tests, host_memory, pair_ranks_by_gpu, "gpudirect host", progress, none});

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "app/verbs_locate.hpp"
+#include "core/text_file.hpp"
 #include "verbs/verbs_plan.hpp"
 #include "verbs/verbs_rules.hpp"
 #include "mpi/exchange.hpp"
@@ -298,6 +300,65 @@ std::vector<VerbsPlan> remeasure_plans(const VerbsPlan& plan, const std::vector<
   return out;
 }
 
+// The leaf map's text on rank 0 (--leaf-map); a file that cannot be read is a problem of the map.
+std::string leaf_map_text(const VerbsOptions& o, std::string& problem) {
+  if (o.leaf_map.empty()) return {};
+  try {
+    if (auto text = read_regular_file(o.leaf_map, 16u << 20)) return *text;
+    problem = o.leaf_map + ": no such file";
+  } catch (const LocatedError& e) {
+    problem = o.leaf_map + ": " + e.what();
+  }
+  return {};
+}
+
+// --verbs-mode locate: rank 0's locator picks each round from the results so far (suite/locate);
+// every rank runs the round's tasks as a matrix round. One test per pair (write_bw both ways); a
+// pair measured again is the report's re-measurement of its first task, as --verbs-remeasure's.
+void run_locate(const RunOptions& options, mpi::Session& session, const VerbsPlan& plan, const MatrixRun& run, VerbsSection& section) {
+  VerbsPlan step = plan;
+  step.options.tests = {"write_bw"};
+  step.options.sizes.clear();
+  step.options.remeasure = false;
+  section.options = step.options;
+  std::unique_ptr<LocateDriver> driver;
+  std::string problem;
+  if (session.is_root()) {
+    driver = std::make_unique<LocateDriver>(plan, leaf_map_text(plan.options, problem), plan.options.leaf_map);
+    run.progress(fmt::format("{}: locate over {} node(s) and {} rail(s){}", run.name, driver->locator().fabric().nodes(), driver->locator().fabric().rails,
+                             driver->locator().fabric().leaves_known() ? ", leaves from " + plan.options.leaf_map : ", leaves unknown"));
+  }
+  for (int next_id = 0, round = 1;; ++round) {
+    std::vector<VerbsTask> tasks;
+    if (driver) tasks = driver->next_tasks(next_id);
+    tasks = mpi::broadcast_message(session, tasks, mpi::deadline_in(options.timeout_s), fmt::format("{}: locate round {}", run.name, round));
+    if (tasks.empty()) break;
+    next_id += static_cast<int>(tasks.size());
+    step.tasks = std::move(tasks);
+    step.rounds = 1;
+    if (step.options.locate_isolated) {  // one pair at a time
+      for (size_t i = 0; i < step.tasks.size(); ++i) step.tasks[i].round = static_cast<int>(i);
+      step.rounds = static_cast<int>(step.tasks.size());
+    }
+    one_pair_per_rank(step);  // every rank runs this too: the same split everywhere
+    std::vector<PairResult> got;
+    run_rounds(options, session, step, run, fmt::format("{} locate {}", run.name, round), section, got);
+    if (!driver) continue;
+    driver->record(got);
+    for (auto& r : got) {
+      r.round += section.rounds;
+      const int first = driver->first_task_of(r);
+      if (first >= 0) r.task = first;  // the report pairs a repeat with its first measurement
+      (first >= 0 ? section.remeasured : section.pairs).push_back(r);
+    }
+    section.rounds += step.rounds;
+    run.after_round(section);
+  }
+  if (!driver) return;
+  section.locate = driver->outcome();
+  if (!problem.empty()) section.locate->leaf_map_problems.insert(section.locate->leaf_map_problems.begin(), problem);
+}
+
 }  // namespace
 
 VerbsPhaseOutcome run_verbs_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
@@ -317,6 +378,11 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, mpi::Session& sess
   section.options = plan.options;
   section.endpoints = plan.endpoints;
   section.rounds = plan.rounds;
+  if (plan.options.mode == "locate") {
+    run_locate(options, session, plan, run, section);
+    if (session.is_root()) outcome.findings = check_verbs(section, cluster, profile);
+    return outcome;
+  }
   run_rounds(options, session, plan, run, run.name, section, section.pairs);
   if (plan.options.remeasure) {
     // Rank 0 names the rounds to run again; every rank runs them, in the same order.

@@ -175,7 +175,18 @@ struct VerbsCli {
     run.add_option("--verbs-lat-iterations", v.lat_iterations, "Round trips of the latency test (1000; at most 10^8)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}))->group(group);
     run.add_option("--verbs-tests", tests, "Tests: " + fmt::format("{}", fmt::join(kVerbsTests, ",")))->delimiter(',')->group(group);
-    run.add_option("--verbs-mode", v.mode, "rounds (disjoint pairs at once) or isolated (one pair at a time)")->check(CLI::IsMember({"rounds", "isolated"}))->group(group);
+    v.mode = "auto";
+    run.add_option("--verbs-mode", v.mode,
+                   "rounds (the full matrix, disjoint pairs at once), isolated (one pair at a time), locate (a few rounds that name the "
+                   "bad node, port, link or leaf) or auto (locate above 16 nodes, else rounds)")
+        ->check(CLI::IsMember({"auto", "rounds", "isolated", "locate"}))->group(group);
+    run.add_option("--leaf-map", v.leaf_map,
+                   "File of '<host> <leaf>' or '<host> <device> <leaf>' lines: the leaf switch each HCA hangs from, so that locate "
+                   "tells a leaf's uplinks from its nodes and crosses every leaf-to-leaf path")
+        ->check(CLI::ExistingFile)->group(group);
+    run.add_flag("--verbs-locate-isolated", v.locate_isolated,
+                 "Run each locate round's pairs one at a time (as --verbs-mode isolated), where the hosts cannot run pairs side by side")
+        ->group(group);
     run.add_option("--verbs-rails", v.rails, "matched (mlx5_0 <-> mlx5_0) or all (every HCA with every remote HCA)")->check(CLI::IsMember({"matched", "all"}))->group(group);
     v.remeasure = true;
     run.add_flag("--verbs-remeasure,!--no-verbs-remeasure", v.remeasure,

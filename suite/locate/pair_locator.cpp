@@ -256,8 +256,10 @@ int other_end(const PairTest& t, int n) { return t.a == n ? t.b : t.a; }
 
 }  // namespace
 
-// A node without a test at the typical rate is named once `confirmations` cleared partners found it
-// slow (tests across a flagged leaf do not count: the leaf explains them); until then it is pending.
+// A node without a test at the typical rate is named once `confirmations` tests with cleared
+// partners found it slow, with at least three different partners (all it has, in a smaller
+// fabric; one partner alone would be a link): tests across a flagged leaf do not count, the leaf
+// explains them. Until then it is pending.
 void PairLocator::judge_endpoints(int rail, RailEvidence& r, const std::vector<char>& slow) const {
   for (int n = 0; n < fabric_.nodes(); ++n) {
     if (r.cleared[static_cast<size_t>(n)]) continue;
@@ -271,7 +273,8 @@ void PairLocator::judge_endpoints(int rail, RailEvidence& r, const std::vector<c
       f.implicating.push_back(i);
       values.push_back(results_[i].value.value_or(0));
     }
-    if (static_cast<int>(partners.size()) < settings_.confirmations) {
+    const auto distinct_needed = static_cast<size_t>(std::min(3, fabric_.nodes() - 1));
+    if (static_cast<int>(f.implicating.size()) < settings_.confirmations || partners.size() < distinct_needed) {
       r.pending_nodes.push_back(n);
       continue;
     }
@@ -354,10 +357,14 @@ std::vector<PairTest> PairLocator::follow_up(int rail, const RailEvidence& r) {
   for (int n = 0; n < fabric_.nodes(); ++n)
     if (r.cleared[static_cast<size_t>(n)]) partners[static_cast<size_t>(fabric_.leaf_of(rail, n))].push_back(n);
   for (auto& in_leaf : partners) std::shuffle(in_leaf.begin(), in_leaf.end(), rng_);
-  auto partner_in = [&](int leaf, int x) {
-    for (int p : partners[static_cast<size_t>(leaf)])
-      if (!busy[static_cast<size_t>(p)] && p != x && !tested(rail, x, p)) return p;
-    return -1;
+  auto partner_in = [&](int leaf, int x) {  // a new partner; in a small fabric that has none left, one met before
+    int again = -1;
+    for (int p : partners[static_cast<size_t>(leaf)]) {
+      if (busy[static_cast<size_t>(p)] || p == x) continue;
+      if (!tested(rail, x, p)) return p;
+      if (again < 0) again = p;
+    }
+    return fabric_.nodes() <= kEveryPairUpTo ? again : -1;
   };
   auto partner_across = [&](int x, bool own_leaf_first) {  // the first leaves tried from a random start
     const int lx = fabric_.leaf_of(rail, x);

@@ -5,7 +5,7 @@
 //    its leaf, then rounds across leaves chosen so that every leaf meets as many others as it can);
 // 2. a test at or above `slow_below` of its rail's typical one clears both of its ends; a node with
 //    slow tests only is tested again with nodes already cleared, from its own leaf first (so a leaf
-//    fault does not pass for a node fault), until `confirmations` cleared partners found it slow;
+//    fault does not pass for a node fault), until `confirmations` tests with cleared partners found it slow;
 // 3. a slow test between two cleared nodes is repeated: a dip that does not come back is transient,
 //    one that comes back every time is a link, unless the leaf explains it: a leaf whose tests
 //    across are mostly slow in two rounds while its nodes are fine inside it is named instead.
@@ -28,7 +28,7 @@ struct PairSettings {
   // else the upper quartile of the rail's tests, which needs most of them healthy.
   std::optional<double> expected;
   int screening_cross_rounds = 2;  // rounds across leaves (or of random partners when leaves are unknown)
-  int confirmations = 5;     // cleared partners that find a node slow before it is named
+  int confirmations = 5;     // slow tests with cleared partners (three different ones at least) before a node is named
   int pair_repeats = 4;      // repeats of a slow test between cleared nodes before a link is named
   int max_rounds = 64;
   uint64_t seed = 1;

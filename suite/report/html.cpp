@@ -413,7 +413,13 @@ std::string triage_section(const Report& r) {
 std::string measurement_sections(const Report& r) {
   std::string h = "<h2 id=\"verbs\">RDMA verbs matrix</h2>\n";
   const auto mats = view::matrices(r);
-  if (mats.empty()) h += "<p>No verbs measurements in this report (see Phases for the reason).</p>\n";
+  if (const auto locate = r.verbs ? view::verbs_locate(*r.verbs) : view::LocateView{}; locate.present) {
+    h += "<h3>Locate (--verbs-mode locate)</h3>\n<ul>";
+    for (const auto& a : locate.answers) h += "<li>" + esc(a) + "</li>";
+    h += "</ul>\n<p>Exercised: " + esc(locate.exercised) + ". A pass from locate proves no more than these tests.</p>\n";
+  } else if (mats.empty()) {
+    h += "<p>No verbs measurements in this report (see Phases for the reason).</p>\n";
+  }
   for (const auto& m : mats) h += heatmap(m);
   if (r.gpudirect) {
     std::vector<std::vector<std::string>> rows;

@@ -118,6 +118,14 @@ void curve_table(std::string& md, const VerbsSection& v) {
                       r.pairs ? fmt::format("{:.3g}", r.fastest) : "-", cell(r.slowest_pair));
 }
 
+void locate_section(std::string& md, const VerbsSection& v) {
+  const auto view = view::verbs_locate(v);
+  if (!view.present) return;
+  md += "\n## Verbs: locate (--verbs-mode locate)\n\n";
+  for (const auto& a : view.answers) md += "- " + cell(a) + "\n";
+  md += "\nExercised: " + cell(view.exercised) + ". A pass from locate proves no more than these tests.\n";
+}
+
 void matrix_table(std::string& md, const view::Matrix& m) {
   md += fmt::format("\n## Verbs matrix: {}\n\n| from \\ to |", m.title);
   for (const auto& l : m.labels) md += fmt::format(" {} |", cell(l));
@@ -301,6 +309,7 @@ void component_tables(std::string& md, const Report& r) {
 // What the fabric phases measured.
 void measurement_tables(std::string& md, const Report& r) {
   if (r.verbs) verbs_setup(md, *r.verbs);
+  if (r.verbs) locate_section(md, *r.verbs);
   for (const auto& m : view::matrices(r)) matrix_table(md, m);
   if (r.verbs) curve_table(md, *r.verbs);
   if (r.gpudirect) gpudirect_table(md, *r.gpudirect);

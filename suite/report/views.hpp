@@ -75,6 +75,15 @@ struct SweepChart {
   std::string quantity = "busbw (GB/s)";
 };
 
+// --verbs-mode locate, for people: the answer lines first (each fault's one line, what is not
+// settled, a leaf map that was not used), then what was exercised, so a pass claims no more.
+struct LocateView {
+  bool present = false;
+  std::vector<std::string> answers;  // "node17: slow with every partner ..." / "not settled: ..."
+  std::string exercised;             // "5 rounds; 4 096 of 2 095 104 pairs (0.2%), 528 of 528 leaf paths, 1 024 of 1 024 nodes; 3 transient dip(s)"
+};
+LocateView verbs_locate(const VerbsSection& section);
+
 // The verbs bandwidth curve (--verbs-sizes): per size, the pairs measured and their slowest,
 // median and fastest RDMA WRITE figure (Gb/s), and which pair was slowest.
 struct CurveRow {

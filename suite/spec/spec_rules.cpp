@@ -156,7 +156,25 @@ PairCoverage pair_coverage(const VerbsSection& v, const std::string& x, const st
   return {{}, "no pair planned (the port or device was not found on one side, or the verbs phase did not run)"};
 }
 
+// --verbs-mode locate measured a few pairs of the fabric, not every one: the spec's every-pair
+// proof is not made (not proven, once, with what was tested), and the floor judges the pairs it did.
+void check_located_coverage(const ClusterSpec& spec, const VerbsSection& v, std::vector<Finding>& out) {
+  const auto& l = *v.locate;
+  out.push_back(Finding(CheckId::spec_verbs_pair, "verbs", Verdict::not_proven, {{"pairs_tested", l.pairs_tested}, {"pairs_total", l.pairs_total}},
+                        "every rail between every two nodes measured", kRule,
+                        "--verbs-mode locate tested a few pairs to name bad nodes, ports, links and leaves; the spec's proof of every pair "
+                        "needs --verbs-mode rounds."));
+  const auto floor = spec.floors.verbs_write_bw_gbps;
+  if (!floor) return;
+  for (const auto& pair : v.pairs)
+    for (const auto& t : pair.tests)
+      if (t.test == "write_bw" && t.status == Status::ok && t.gbps && *t.gbps < *floor)
+        out.push_back(spec_finding(CheckId::spec_verbs_floor, Subject::pair(v.endpoints[static_cast<size_t>(t.from)].label(), v.endpoints[static_cast<size_t>(t.to)].label(), t.test, false), false, {{"write_bw_gbps", *t.gbps}}, fmt::format(">= {} Gb/s", *floor),
+                                   "Below the floor the spec sets for this rail: see the locate answer and the verbs findings of this pair."));
+}
+
 void check_verbs_coverage(const ClusterSpec& spec, const Report& r, const Profile& profile, std::vector<Finding>& out) {
+  if (r.verbs && r.verbs->locate) return check_located_coverage(spec, *r.verbs, out);
   const auto devices = rail_devices(spec, r, profile);
   const VerbsSection empty{};
   const VerbsSection& v = r.verbs ? *r.verbs : empty;

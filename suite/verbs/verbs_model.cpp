@@ -54,6 +54,10 @@ VerbsMatrix verbs_matrix(const VerbsSection& s, const std::string& test) {
 
 void to_json(json& j, const VerbsSection& s) {
   j = json{{"options", s.options}, {"endpoints", s.endpoints}, {"rounds", s.rounds}, {"pairs", s.pairs}, {"remeasured", s.remeasured}};
+  if (s.locate) {  // a few pairs of a large fabric: no square matrix (8 192 endpoints would be 67 million cells)
+    j["locate"] = *s.locate;
+    return;
+  }
   json labels = json::array();
   for (const auto& e : s.endpoints) labels.push_back(e.label());
   json matrix = {{"labels", labels}};
@@ -77,6 +81,7 @@ void from_json(const json& j, VerbsSection& s) {
   s.rounds = j.value("rounds", defaults.rounds);
   s.pairs = j.value("pairs", defaults.pairs);
   s.remeasured = j.value("remeasured", defaults.remeasured);
+  if (j.contains("locate") && !j["locate"].is_null()) s.locate = j["locate"].get<VerbsLocate>();
 }
 
 std::vector<TestResult> planned_results(const VerbsOptions& options, int a, int b) {

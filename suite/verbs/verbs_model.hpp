@@ -13,6 +13,8 @@
 namespace fabricproof {
 
 inline const std::vector<std::string> kVerbsTests = {"write_bw", "write_bw_bidir", "send_bw", "write_lat"};
+// --verbs-mode auto: the full matrix up to this many nodes (15 rounds), locate above.
+constexpr int kLocateAbove = 16;
 // The bandwidth curve (--verbs-sizes): RDMA WRITE from a to b at each size, as `ib_write_bw -a`.
 // Figures for the curve; only a size that does not complete is judged (it fails the pair).
 inline const std::string kVerbsSizesTest = "write_bw_sizes";
@@ -56,7 +58,12 @@ struct VerbsOptions {
   uint64_t lat_bytes = 2;
   uint64_t lat_iterations = 1000;
   std::vector<std::string> tests = kVerbsTests;
-  std::string mode = "rounds";    // "rounds" (disjoint pairs concurrently) or "isolated"
+  // "rounds" (the full matrix, disjoint pairs concurrently), "isolated" (one pair at a time),
+  // "locate" (suite/locate: a few rounds that name the bad node, port, link or leaf, not every
+  // pair) or, on the command line, "auto" (locate above kLocateAbove nodes, else rounds).
+  std::string mode = "rounds";
+  std::string leaf_map;           // --leaf-map: the file that says which leaf each HCA hangs from (locate)
+  bool locate_isolated = false;   // --verbs-locate-isolated: each locate round's pairs one at a time
   std::string rails = "matched";  // "matched" (mlx5_0 <-> mlx5_0) or "all"
   double timeout_s = 30;          // deadline of every wait inside a pair
   std::optional<int> traffic_class;  // IP ToS / GRH traffic class of every QP (--verbs-tclass, else NCCL_IB_TC)
@@ -107,17 +114,52 @@ struct PairResult {
   std::map<std::string, std::map<std::string, int64_t>> counter_deltas;
 };
 
+// --verbs-mode locate: a fault the localisation named, with the pairs (task ids) that named it and
+// those that cleared its partners (or, for a leaf, its nodes among themselves).
+struct LocatedFault {
+  std::string kind;                // node, port, link, leaf (suite/locate)
+  std::string summary;             // "node17: slow with every partner on all 8 rails, 0.68 of the typical pair, 40 test(s)"
+  std::vector<std::string> hosts;  // the node, or the link's two ends
+  std::string device;              // the rail's HCA on the (first) host, for a port, a link or a leaf
+  int leaf = -1;
+  double ratio = 0;                // against the rail's typical pair; 0: no test with it completed
+  std::vector<int> implicating;
+  std::vector<int> clearing;
+};
+
+// What --verbs-mode locate ran and found, and how much of the fabric it exercised: a pass from
+// locate claims no more than the pairs and leaf-to-leaf paths it tested.
+struct VerbsLocate {
+  int rounds = 0;
+  int nodes = 0;
+  int rails = 0;
+  bool leaves_known = false;
+  int transient_dips = 0;          // slow tests that did not come back when repeated
+  std::vector<LocatedFault> faults;
+  std::vector<std::string> unresolved;  // suspects the tests could not settle: not a pass
+  std::vector<std::string> leaf_map_problems;  // --leaf-map: what is wrong with it (then the leaves were not used)
+  uint64_t pairs_tested = 0;
+  uint64_t pairs_total = 0;
+  uint64_t leaf_paths_tested = 0;
+  uint64_t leaf_paths_total = 0;
+  int nodes_tested = 0;
+};
+
 struct VerbsSection {
   VerbsOptions options;
   std::vector<VerbsEndpoint> endpoints;
   int rounds = 0;
   std::vector<PairResult> pairs;
   std::vector<PairResult> remeasured;  // the rounds run again (VerbsOptions::remeasure), every pair of them
+  std::optional<VerbsLocate> locate;   // --verbs-mode locate
 };
+FABRICPROOF_JSON(LocatedFault, kind, summary, hosts, device, leaf, ratio, implicating, clearing)
+FABRICPROOF_JSON(VerbsLocate, rounds, nodes, rails, leaves_known, transient_dips, faults, unresolved, leaf_map_problems, pairs_tested, pairs_total,
+                 leaf_paths_tested, leaf_paths_total, nodes_tested)
 
 FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state, pci, serial, placement)
 FABRICPROOF_JSON(VerbsOptions, bw_bytes, duration_s, margin_s, iterations, qps, tx_depth, gid_index, lat_bytes, lat_iterations, tests,
-                 mode, rails, timeout_s, traffic_class, traffic_class_source, remeasure, relaxed_ordering,
+                 mode, leaf_map, locate_isolated, rails, timeout_s, traffic_class, traffic_class_source, remeasure, relaxed_ordering,
                  sizes)
 FABRICPROOF_JSON(LatencyStats, min_usec, avg_usec, p50_usec, p99_usec, max_usec, samples)
 FABRICPROOF_JSON(TestResult, test, from, to, status, reason, bytes, messages, seconds, gbps, latency, verified, mismatches)

@@ -152,6 +152,8 @@ VerbsPlan plan_verbs(const ClusterFacts& cluster, const Profile& profile, const 
   plan.options = options;
   const auto endpoints_of = place_endpoints(cluster, profile, options, plan);
   const int nodes = static_cast<int>(cluster.nodes.size());
+  if (plan.options.mode == "auto") plan.options.mode = nodes > kLocateAbove ? "locate" : "rounds";
+  if (plan.options.mode == "locate") return plan;  // the rounds are chosen as the results come (suite/locate)
   size_t max_rails = 0;
   for (const auto& e : endpoints_of) max_rails = std::max(max_rails, e.size());
   // Each node-pair round of the schedule becomes one round (matched rails run side by side) or,

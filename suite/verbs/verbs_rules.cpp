@@ -393,8 +393,39 @@ void not_measured(const VerbsSection& s, std::vector<Finding>& out) {
   }
 }
 
+namespace {
+
+// --verbs-mode locate: each named fault a failure with its answer line; a suspect it could not
+// settle not proven; a leaf map it could not use a failure of the map; nothing named and nothing
+// unsettled a pass that says how much it tested.
+void check_located(const VerbsSection& s, std::vector<Finding>& out) {
+  if (!s.locate) return;
+  const auto& l = *s.locate;
+  const json tested = {{"rounds", l.rounds}, {"pairs_tested", l.pairs_tested}, {"pairs_total", l.pairs_total}, {"leaf_paths_tested", l.leaf_paths_tested},
+                       {"leaf_paths_total", l.leaf_paths_total}, {"nodes_tested", l.nodes_tested}, {"nodes", l.nodes}};
+  const std::string rule = "named only when repeated tests implicate it and others clear its partners (suite/locate)";
+  for (const auto& f : l.faults) {
+    std::string subject = f.kind == "leaf" ? fmt::format("leaf {}", f.leaf) : fmt::format("{}", fmt::join(f.hosts, " <-> "));
+    if (!f.device.empty()) subject += "/" + f.device;
+    out.push_back(Finding(CheckId::verbs_locate_fault, subject, Verdict::fail,
+                          {{"kind", f.kind}, {"ratio", f.ratio}, {"tests", f.implicating.size()}, {"cleared_by", f.clearing.size()}},
+                          "fine with every cleared partner", rule, f.summary));
+  }
+  for (const auto& u : l.unresolved)
+    out.push_back(Finding(CheckId::verbs_locate_unresolved, "verbs", Verdict::not_proven, u, "named or cleared", rule,
+                          "A suspect the tests could not settle: rerun on more nodes, or with --verbs-mode rounds."));
+  for (const auto& p : l.leaf_map_problems)
+    out.push_back(Finding(CheckId::verbs_locate_leaf_map, "leaf map", Verdict::fail, p, "one leaf for every HCA", "--leaf-map: '<host> <leaf>' or '<host> <device> <leaf>' lines",
+                          "Fix the map: without it locate cannot tell a leaf's uplinks from its nodes, nor cross every leaf-to-leaf path."));
+  if (l.faults.empty() && l.unresolved.empty())
+    out.push_back(Finding(CheckId::verbs_locate_fault, "cluster", Verdict::pass, tested, "no node, port, link or leaf named", rule));
+}
+
+}  // namespace
+
 std::vector<Finding> check_verbs(const VerbsSection& s, const ClusterFacts& cluster, const Profile& profile) {
   std::vector<Finding> out;
+  check_located(s, out);
   std::map<int, Trouble> troubles;
   not_measured(s, out);
   for (const auto& pair : s.pairs) {

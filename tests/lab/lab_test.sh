@@ -446,6 +446,19 @@ step_verbs_faults() {
   expect "node3's rounds ran again (write_bw only) and the dips repeated" \
     "(.verbs.remeasured | map(select(.a == 2 or .b == 2)) | length) == 3 and ([.verbs.remeasured[].tests[].test] | unique == [\"write_bw\"]) and ([.findings[] | select(.id == \"verbs_pair_outlier\" and .verdict == \"fail\") | .measured.intermittent] | (length == 3 and all(. == false)))" "$r"
 
+  # Locate (issue 42) on the same fault, then on one link only (node1 <-> node3 shaped both ways,
+  # each fine with the others): it names node3, then the pair, and nothing else. Every pair of 4
+  # nodes is screened; the pairs run one at a time (the lab's 2 cores time-slice concurrent pairs).
+  local locate_args=(--verbs-mode locate --verbs-locate-isolated --verbs-duration 2 --verbs-tx-depth 32 --verbs-tests write_bw)
+  accept verbs-locate-node 1 --fault "node3:rate:${rate_kbit}kbit" -- "${fault_phases[@]}" "${locate_args[@]}"
+  jq -r '.verbs.locate | "locate: \(.rounds) rounds, \(.pairs_tested) of \(.pairs_total) pairs", (.faults[].summary), (.unresolved[])' "$r"
+  expect "locate names node3 as the node at fault, and nothing else" "[.verbs.locate.faults[] | [.kind, .hosts]] == [[\"node\", [\"node3\"]]]" "$r"
+  expect "its verdict fails on the locate finding" "[.findings[] | select(.id == \"verbs_locate_fault\") | .verdict] == [\"fail\"]" "$r"
+  accept verbs-locate-link 1 --fault "node3:pair-rate:node1:${rate_kbit}kbit" -- "${fault_phases[@]}" "${locate_args[@]}"
+  jq -r '.verbs.locate | "locate: \(.rounds) rounds, \(.pairs_tested) of \(.pairs_total) pairs", (.faults[].summary), (.unresolved[])' "$r"
+  expect "locate names the node1 <-> node3 link, and nothing else" "[.verbs.locate.faults[] | [.kind, (.hosts | sort)]] == [[\"link\", [\"node1\", \"node3\"]]]" "$r"
+  expect "the link's repeats are the pair's re-measurements" "[.verbs.remeasured[] | select([.a, .b] | sort == [0, 2])] | length >= 4" "$r"
+
   # 50 round trips, not 200: a delayed pair's ping-pong takes iterations x (round trip + delay),
   # and on a slow machine the typical latency the delay is sized from is itself long (10-15 ms
   # under the 3x CPU emulation, whose throttling stalls each round trip): 200 made this run 7.5

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "locate/group_locator.hpp"
+#include "locate/leaf_map.hpp"
 #include "locate/pair_locator.hpp"
 #include "locate/simulated_fabric.hpp"
 
@@ -108,6 +109,18 @@ TEST(LocatePairs, ALinkBetweenTwoGoodNodesIsNamedAfterItsRepeats) {
   EXPECT_NE(faults[0].summary.find("both fine with other partners"), std::string::npos);
 }
 
+// Four nodes, as the lab: a slow node has three partners only, and is tested with them again until
+// five tests found it slow.
+TEST(LocatePairs, ASlowNodeOfAFourNodeClusterIsNamedAfterRepeatsWithItsThreePartners) {
+  const auto sim = fabric(4, 1, 0, {{FaultKind::node, 2, -1, -1, -1, 0.25}});
+  const auto locator = run_pairs(sim);
+  const auto faults = locator.faults();
+  ASSERT_EQ(faults.size(), 1u) << (locator.unresolved().empty() ? "" : locator.unresolved().front());
+  EXPECT_EQ(faults[0].kind, FaultKind::node);
+  EXPECT_EQ(faults[0].node, 2);
+  EXPECT_GE(faults[0].implicating.size(), 5u);
+}
+
 // Dips come and go: a slow test repeated at the typical rate names nobody, and is counted.
 TEST(LocatePairs, TransientDipsAreCountedNotNamed) {
   auto sim = fabric(128, 2, 16);
@@ -156,4 +169,20 @@ TEST(LocateGroups, TwoDeadNodesAreBothNamed) {
   const auto s = score(sim.faults, run_groups(sim).faults());
   EXPECT_EQ(s.found, 2);
   EXPECT_EQ(s.false_named, 0);
+}
+
+TEST(LocateLeafMap, LinesByHostOrDeviceAndEveryProblemNamedWithItsLine) {
+  const auto map = parse_leaf_map("# rack A\nnode1 leafA\nnode2 mlx5_1 leafB  # rail 1 elsewhere\nnode2 leafA\n\nnode3\nnode1 leafC\n", "leaves.txt");
+  EXPECT_EQ(map.leaf_of("node1", "mlx5_0"), "leafA");
+  EXPECT_EQ(map.leaf_of("node2", "mlx5_1"), "leafB");
+  EXPECT_EQ(map.leaf_of("node2", "mlx5_0"), "leafA");
+  ASSERT_EQ(map.errors.size(), 2u);
+  EXPECT_EQ(map.errors[0], "leaves.txt:6: 'node3' names no leaf; expected '<host> <leaf>' or '<host> <device> <leaf>'");
+  EXPECT_EQ(map.errors[1], "leaves.txt:7: node1 is on leaf 'leafC' here and on 'leafA' above");
+  Fabric f = make_fabric(3, 2, 0);
+  f.names = {"node1", "node2", "node3"};
+  std::vector<std::string> missing;
+  assign_leaves(f, map, {{"mlx5_0", "mlx5_1"}, {"mlx5_0", "mlx5_1"}, {"mlx5_0", "mlx5_1"}}, missing);
+  EXPECT_EQ(missing, (std::vector<std::string>{"node3 mlx5_0", "node3 mlx5_1"}));
+  EXPECT_FALSE(f.leaves_known()) << "a map that leaves an HCA out is not used";
 }

@@ -630,4 +630,61 @@ TEST(VerbsRules, APairNotMeasuredIsNotProvenAndAnEmptyMatrixToo) {
 }
 
 }  // namespace
+
+// --verbs-mode auto plans the full matrix up to 16 nodes and locate above, which plans no task
+// ahead: the locator chooses each round from the results so far.
+TEST(VerbsPlan, AutoModeLocatesAboveSixteenNodes) {
+  VerbsOptions o;
+  o.mode = "auto";
+  const auto small = plan_verbs(cluster_of(16, 1, 1), default_profile(), o);
+  EXPECT_EQ(small.options.mode, "rounds");
+  EXPECT_EQ(small.rounds, 15);
+  const auto large = plan_verbs(cluster_of(17, 2, 2), default_profile(), o);
+  EXPECT_EQ(large.options.mode, "locate");
+  EXPECT_TRUE(large.tasks.empty());
+  EXPECT_EQ(large.endpoints.size(), 34u);
+}
+
+// A locate section: each named fault fails with its answer line, an unsettled suspect is not
+// proven, and the report shows the answers and what was exercised instead of a square matrix.
+TEST(VerbsRules, LocateFaultsFailUnsettledSuspectsAreNotProvenAndTheReportSaysWhatWasTested) {
+  VerbsSection s;
+  s.options.tests = {"write_bw"};
+  VerbsLocate l;
+  l.rounds = 7;
+  l.nodes = 1024;
+  l.rails = 8;
+  l.pairs_tested = 4300;
+  l.pairs_total = 4190208;
+  l.faults.push_back({"node", "node0017: slow with every partner on all 8 rails, 0.68 of the typical pair, 40 test(s)", {"node0017"}, "", -1, 0.68, {1, 2}, {3}});
+  l.unresolved.push_back("node0300 on rail 2: 2 slow test(s), not enough cleared partners to name or clear it");
+  s.locate = l;
+  const auto f = check_verbs(s, ClusterFacts{}, default_profile());
+  const auto faults = with_id(f, "verbs_locate_fault");
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0].verdict, Verdict::fail);
+  EXPECT_EQ(faults[0].subject.text(), "node0017");
+  EXPECT_NE(faults[0].hint.find("0.68 of the typical pair"), std::string::npos);
+  const auto unsettled = with_id(f, "verbs_locate_unresolved");
+  ASSERT_EQ(unsettled.size(), 1u);
+  EXPECT_EQ(unsettled[0].verdict, Verdict::not_proven);
+  const nlohmann::json j = s;
+  EXPECT_FALSE(j.contains("matrix")) << "no square matrix of 8 192 endpoints";
+  EXPECT_EQ(j["locate"]["faults"][0]["hosts"][0], "node0017");
+  EXPECT_EQ(j.get<VerbsSection>().locate->pairs_tested, 4300u) << "read back";
+  Report report;
+  report.verbs = s;
+  const auto md = render_markdown(report);
+  EXPECT_NE(md.find("## Verbs: locate"), std::string::npos) << md;
+  EXPECT_NE(md.find("- node0017: slow with every partner"), std::string::npos) << md;
+  EXPECT_NE(md.find("pairs tested: 4300 of 4190208 (0.1%)"), std::string::npos) << md;
+  EXPECT_NE(render_html(report).find("not settled: node0300 on rail 2"), std::string::npos);
+  s.locate->faults.clear();
+  s.locate->unresolved.clear();
+  const auto pass = with_id(check_verbs(s, ClusterFacts{}, default_profile()), "verbs_locate_fault");
+  ASSERT_EQ(pass.size(), 1u);
+  EXPECT_EQ(pass[0].verdict, Verdict::pass);
+  EXPECT_EQ(pass[0].measured["pairs_tested"], 4300) << "a pass says how much it tested";
+}
+
 }  // namespace fabricproof

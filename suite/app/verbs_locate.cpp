@@ -1,0 +1,139 @@
+#include "app/verbs_locate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fabricproof::app {
+namespace {
+
+// The pair's RDMA WRITE bandwidth, the slower way; none when a way did not complete.
+std::optional<double> write_bw(const PairResult& r) {
+  std::optional<double> slowest;
+  for (const auto& t : r.tests) {
+    if (t.test != "write_bw") continue;
+    if (t.status != Status::ok || !t.gbps) return std::nullopt;
+    slowest = std::min(slowest.value_or(*t.gbps), *t.gbps);
+  }
+  return slowest;
+}
+
+}  // namespace
+
+LocateDriver::LocateDriver(const VerbsPlan& plan, const std::string& leaf_map_text, const std::string& leaf_map_name) {
+  std::map<std::string, int> node_of;
+  for (const auto& e : plan.endpoints)
+    if (node_of.emplace(e.host, static_cast<int>(fabric_.names.size())).second) fabric_.names.push_back(e.host);
+  endpoint_.assign(fabric_.names.size(), {});
+  devices_.assign(fabric_.names.size(), {});
+  for (size_t i = 0; i < plan.endpoints.size(); ++i) {  // the i-th endpoint of a node is its rail i
+    const auto node = static_cast<size_t>(node_of[plan.endpoints[i].host]);
+    endpoint_[node].push_back(static_cast<int>(i));
+    devices_[node].push_back(plan.endpoints[i].device);
+  }
+  for (const auto& rails : endpoint_) fabric_.rails = std::max(fabric_.rails, static_cast<int>(rails.size()));
+  for (auto& rails : endpoint_) rails.resize(static_cast<size_t>(fabric_.rails), -1);
+  if (!leaf_map_text.empty()) read_leaves(leaf_map_text, leaf_map_name);
+  locator_ = std::make_unique<locate::PairLocator>(fabric_);
+}
+
+void LocateDriver::read_leaves(const std::string& text, const std::string& name) {
+  const auto map = locate::parse_leaf_map(text, name);
+  leaf_map_problems_ = map.errors;
+  if (!map.errors.empty()) return;  // a wrong map is worse than none: the problems are reported, the run goes on without leaves
+  std::vector<std::string> missing;
+  locate::assign_leaves(fabric_, map, devices_, missing);
+  if (!missing.empty())
+    leaf_map_problems_.push_back(fmt::format("{}: says nothing of {} HCA(s), e.g. {}: leaves not used", name, missing.size(), missing.front()));
+}
+
+std::vector<VerbsTask> LocateDriver::next_tasks(int first_id) {
+  std::vector<VerbsTask> tasks;
+  while (tasks.empty()) {
+    const auto tests = locator_->next_round();
+    if (tests.empty()) return tasks;
+    std::vector<PairResult> none;
+    for (const auto& t : tests) {
+      const int a = endpoint_[static_cast<size_t>(t.a)][static_cast<size_t>(t.rail)], b = endpoint_[static_cast<size_t>(t.b)][static_cast<size_t>(t.rail)];
+      if (a < 0 || b < 0) {
+        unrunnable_.push_back(t);
+        continue;
+      }
+      VerbsTask task;
+      task.id = first_id + static_cast<int>(tasks.size());
+      task.a = a;
+      task.b = b;
+      test_of_task_[task.id] = t;
+      tasks.push_back(task);
+    }
+    if (tasks.empty()) record(none);  // nothing of this round could run: its tests did not complete
+  }
+  return tasks;
+}
+
+void LocateDriver::record(const std::vector<PairResult>& results) {
+  std::vector<locate::PairResult> round;
+  for (const auto& r : results) {
+    const auto test = test_of_task_.find(r.task);
+    if (test == test_of_task_.end()) continue;
+    round.push_back({test->second, 0, write_bw(r)});
+    task_of_result_.push_back(r.task);
+    first_task_.emplace(std::minmax(r.a, r.b), r.task);
+  }
+  for (const auto& t : unrunnable_) {
+    round.push_back({t, 0, std::nullopt});
+    task_of_result_.push_back(-1);
+  }
+  unrunnable_.clear();
+  locator_->record(round);
+}
+
+int LocateDriver::first_task_of(const PairResult& r) const {
+  const auto found = first_task_.find(std::minmax(r.a, r.b));
+  return found == first_task_.end() || found->second == r.task ? -1 : found->second;
+}
+
+}  // namespace fabricproof::app
+
+namespace fabricproof::app {
+
+VerbsLocate LocateDriver::outcome() const {
+  VerbsLocate out;
+  const auto& l = *locator_;
+  out.rounds = l.rounds();
+  out.nodes = fabric_.nodes();
+  out.rails = fabric_.rails;
+  out.leaves_known = fabric_.leaves_known();
+  out.transient_dips = l.transient_dips();
+  out.unresolved = l.unresolved();
+  out.leaf_map_problems = leaf_map_problems_;
+  const auto c = l.coverage();
+  out.pairs_tested = c.pairs_tested;
+  out.pairs_total = c.pairs_total;
+  out.leaf_paths_tested = c.leaf_paths_tested;
+  out.leaf_paths_total = c.leaf_paths_total;
+  out.nodes_tested = c.nodes_tested;
+  auto tasks = [&](const std::vector<size_t>& results) {
+    std::vector<int> ids;
+    for (size_t i : results)
+      if (i < task_of_result_.size() && task_of_result_[i] >= 0) ids.push_back(task_of_result_[i]);
+    return ids;
+  };
+  for (const auto& f : l.faults()) {
+    LocatedFault o;
+    o.kind = locate::to_string(f.kind);
+    o.summary = f.summary;
+    if (f.node >= 0) o.hosts.push_back(fabric_.names[static_cast<size_t>(f.node)]);
+    if (f.peer >= 0) o.hosts.push_back(fabric_.names[static_cast<size_t>(f.peer)]);
+    if (f.rail >= 0 && f.node >= 0) o.device = devices_[static_cast<size_t>(f.node)].size() > static_cast<size_t>(f.rail) ? devices_[static_cast<size_t>(f.node)][static_cast<size_t>(f.rail)] : "";
+    if (f.kind == locate::FaultKind::leaf) o.summary += fmt::format(" (rail {} is the {} of each node)", f.rail, devices_.front().size() > static_cast<size_t>(f.rail) ? devices_.front()[static_cast<size_t>(f.rail)] : "HCA");
+    o.leaf = f.leaf;
+    o.ratio = f.ratio;
+    o.implicating = tasks(f.implicating);
+    o.clearing = tasks(f.clearing);
+    out.faults.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace fabricproof::app

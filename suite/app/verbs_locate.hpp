@@ -1,0 +1,42 @@
+#pragma once
+// --verbs-mode locate, rank 0's side: the localisation planner (suite/locate) over the plan's nodes
+// and rails, its tests as verbs tasks, the tasks' write bandwidth back as its results, and what it
+// found as the report's section. The ranks run each round's tasks as any matrix round.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "locate/leaf_map.hpp"
+#include "locate/pair_locator.hpp"
+#include "verbs/verbs_plan.hpp"
+
+namespace fabricproof::app {
+
+class LocateDriver {
+ public:
+  // `leaves`: the --leaf-map file's text and name (empty: leaves unknown).
+  LocateDriver(const VerbsPlan& plan, const std::string& leaf_map_text, const std::string& leaf_map_name);
+  // The next round's tasks, ids from `first_id`, all in round 0; empty when the locator is done.
+  std::vector<VerbsTask> next_tasks(int first_id);
+  void record(const std::vector<PairResult>& results);
+  // The task that first measured the same two endpoints, or -1: a repeat is the report's re-measurement.
+  int first_task_of(const PairResult& r) const;
+  VerbsLocate outcome() const;
+  const locate::PairLocator& locator() const { return *locator_; }
+
+ private:
+  void read_leaves(const std::string& text, const std::string& name);
+
+  locate::Fabric fabric_;
+  std::vector<std::vector<int>> endpoint_;       // [node][rail]: the endpoint index, or -1 where the node has no such rail
+  std::vector<std::vector<std::string>> devices_;  // [node][rail]
+  std::unique_ptr<locate::PairLocator> locator_;
+  std::map<int, locate::PairTest> test_of_task_;
+  std::vector<locate::PairTest> unrunnable_;     // a side without that rail: recorded as not completing
+  std::vector<int> task_of_result_;              // locator result -> task id (-1: unrunnable)
+  std::map<std::pair<int, int>, int> first_task_;  // (endpoint a, endpoint b) -> first task
+  std::vector<std::string> leaf_map_problems_;
+};
+
+}  // namespace fabricproof::app

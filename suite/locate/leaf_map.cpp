@@ -1,0 +1,62 @@
+#include "locate/leaf_map.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+namespace fabricproof::locate {
+
+std::string LeafMap::leaf_of(const std::string& host, const std::string& device) const {
+  if (auto d = by_device.find({host, device}); d != by_device.end()) return d->second;
+  if (auto h = by_host.find(host); h != by_host.end()) return h->second;
+  return {};
+}
+
+LeafMap parse_leaf_map(std::string_view text, const std::string& name) {
+  LeafMap map;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::vector<std::string> words;
+    for (std::string w; fields >> w;) words.push_back(w);
+    if (words.empty()) continue;
+    auto error = [&](const std::string& what) { map.errors.push_back(fmt::format("{}:{}: {}", name, number, what)); };
+    if (words.size() > 3) {
+      error(fmt::format("{} fields; expected '<host> <leaf>' or '<host> <device> <leaf>'", words.size()));
+      continue;
+    }
+    if (words.size() == 1) {
+      error(fmt::format("'{}' names no leaf; expected '<host> <leaf>' or '<host> <device> <leaf>'", words[0]));
+      continue;
+    }
+    const bool per_device = words.size() == 3;
+    const std::string& before = per_device ? map.by_device.emplace(std::pair{words[0], words[1]}, words[2]).first->second
+                                           : map.by_host.emplace(words[0], words[1]).first->second;
+    if (before != words.back())
+      error(fmt::format("{} is on leaf '{}' here and on '{}' above", per_device ? words[0] + " " + words[1] : words[0], words.back(), before));
+  }
+  return map;
+}
+
+void assign_leaves(Fabric& fabric, const LeafMap& map, const std::vector<std::vector<std::string>>& devices, std::vector<std::string>& missing) {
+  fabric.leaf.assign(static_cast<size_t>(fabric.rails), std::vector<int>(static_cast<size_t>(fabric.nodes()), 0));
+  for (int rail = 0; rail < fabric.rails; ++rail) {
+    std::map<std::string, int> numbers;  // leaf name -> its number on this rail
+    for (int node = 0; node < fabric.nodes(); ++node) {
+      const auto& mine = devices[static_cast<size_t>(node)];
+      const std::string device = static_cast<size_t>(rail) < mine.size() ? mine[static_cast<size_t>(rail)] : "";
+      std::string leaf = map.leaf_of(fabric.names[static_cast<size_t>(node)], device);
+      if (leaf.empty()) {
+        missing.push_back(fabric.names[static_cast<size_t>(node)] + (device.empty() ? "" : " " + device));
+        continue;
+      }
+      auto [at, fresh] = numbers.emplace(leaf, static_cast<int>(numbers.size()));
+      fabric.leaf[static_cast<size_t>(rail)][static_cast<size_t>(node)] = at->second;
+    }
+  }
+  if (!missing.empty()) fabric.leaf.clear();
+}
+
+}  // namespace fabricproof::locate

@@ -1,0 +1,31 @@
+#pragma once
+// Which leaf switch each HCA hangs from, as the integrator writes it (or a cabling tool derives it
+// from ibnetdiscover): "<host> <leaf>" (every HCA of the host on that leaf) or "<host> <device>
+// <leaf>" (one HCA: rail-optimised fabrics have a leaf per rail) per line, '#' comments, blank
+// lines. Every problem names the file and the line.
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "locate/fabric.hpp"
+
+namespace fabricproof::locate {
+
+struct LeafMap {
+  std::map<std::string, std::string> by_host;                           // host -> leaf
+  std::map<std::pair<std::string, std::string>, std::string> by_device;  // (host, device) -> leaf
+  std::vector<std::string> errors;                                      // "NAME:LINE: problem"
+  // The leaf of one HCA: its own line, else its host's; empty when the map does not say.
+  std::string leaf_of(const std::string& host, const std::string& device) const;
+};
+
+LeafMap parse_leaf_map(std::string_view text, const std::string& name);
+
+// Leaves numbered per rail for the planner, from the HCA on each rail of each node (devices[node][rail],
+// empty where the node has no such rail). A map that leaves some HCA out gives no leaves at all
+// (Fabric::leaf empty), and says which in `missing`: a partial map would make its absent nodes one leaf.
+void assign_leaves(Fabric& fabric, const LeafMap& map, const std::vector<std::vector<std::string>>& devices, std::vector<std::string>& missing);
+
+}  // namespace fabricproof::locate

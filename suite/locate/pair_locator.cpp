@@ -160,7 +160,9 @@ PairLocator::Evidence PairLocator::analyse() const {
     r.by_node.assign(static_cast<size_t>(fabric_.nodes()), {});
     for (size_t i = 0; i < results_.size(); ++i) {
       if (results_[i].test.rail != rail) continue;
-      if (results_[i].value) values.push_back(*results_[i].value);
+      // The healthy rate from the screening alone: its pairs were chosen blind, the follow-ups are
+      // aimed at suspects (mostly slow: in a small fabric with a bad leaf they outnumber the rest).
+      if (results_[i].value && results_[i].round < screening_rounds()) values.push_back(*results_[i].value);
       r.by_node[static_cast<size_t>(results_[i].test.a)].push_back(i);
       r.by_node[static_cast<size_t>(results_[i].test.b)].push_back(i);
     }
@@ -258,23 +260,28 @@ int other_end(const PairTest& t, int n) { return t.a == n ? t.b : t.a; }
 
 // A node without a test at the typical rate is named once `confirmations` tests with cleared
 // partners found it slow, with at least three different partners (all it has, in a smaller
-// fabric; one partner alone would be a link): tests across a flagged leaf do not count, the leaf
-// explains them. Until then it is pending.
+// fabric; one partner alone would be a link), one of them from its own leaf (with leaves known):
+// tests across a flagged leaf do not count, the leaf explains them. Until then it is pending.
 void PairLocator::judge_endpoints(int rail, RailEvidence& r, const std::vector<char>& slow) const {
+  std::map<int, int> leaf_size;
+  for (int n = 0; n < fabric_.nodes(); ++n) ++leaf_size[fabric_.leaf_of(rail, n)];
   for (int n = 0; n < fabric_.nodes(); ++n) {
     if (r.cleared[static_cast<size_t>(n)]) continue;
     std::set<int> partners;
+    bool inside = false;  // a witness from its own leaf: tests across alone cannot tell it from its leaf's uplinks
     Fault f;
     std::vector<double> values;
     for (size_t i : r.by_node[static_cast<size_t>(n)]) {
       const int p = other_end(results_[i].test, n);
       if (!r.cleared[static_cast<size_t>(p)] || across_flagged(rail, r, results_[i].test)) continue;
       partners.insert(p);
+      inside |= fabric_.leaf_of(rail, p) == fabric_.leaf_of(rail, n);
       f.implicating.push_back(i);
       values.push_back(results_[i].value.value_or(0));
     }
     const auto distinct_needed = static_cast<size_t>(std::min(3, fabric_.nodes() - 1));
-    if (static_cast<int>(f.implicating.size()) < settings_.confirmations || partners.size() < distinct_needed) {
+    const bool placed = inside || leaf_size[fabric_.leaf_of(rail, n)] == 1;
+    if (static_cast<int>(f.implicating.size()) < settings_.confirmations || partners.size() < distinct_needed || !placed) {
       r.pending_nodes.push_back(n);
       continue;
     }
@@ -357,24 +364,28 @@ std::vector<PairTest> PairLocator::follow_up(int rail, const RailEvidence& r) {
   for (int n = 0; n < fabric_.nodes(); ++n)
     if (r.cleared[static_cast<size_t>(n)]) partners[static_cast<size_t>(fabric_.leaf_of(rail, n))].push_back(n);
   for (auto& in_leaf : partners) std::shuffle(in_leaf.begin(), in_leaf.end(), rng_);
-  auto partner_in = [&](int leaf, int x) {  // a new partner; in a small fabric that has none left, one met before
-    int again = -1;
+  // A new partner; where none is left, one met before if `again` (a repeat is as good a witness:
+  // a dip does not come back on demand).
+  auto partner_in = [&](int leaf, int x, bool again) {
+    int met = -1;
     for (int p : partners[static_cast<size_t>(leaf)]) {
       if (busy[static_cast<size_t>(p)] || p == x) continue;
       if (!tested(rail, x, p)) return p;
-      if (again < 0) again = p;
+      if (met < 0) met = p;
     }
-    return fabric_.nodes() <= kEveryPairUpTo ? again : -1;
+    return again ? met : -1;
   };
   auto partner_across = [&](int x, bool own_leaf_first) {  // the first leaves tried from a random start
     const int lx = fabric_.leaf_of(rail, x);
+    // A small fabric has no new partners left; in a flagged leaf only the leaf's own nodes count.
+    const bool again = fabric_.nodes() <= kEveryPairUpTo || r.flagged_leaves.count(lx) > 0;
     if (own_leaf_first)
-      if (const int p = partner_in(lx, x); p >= 0) return p;
+      if (const int p = partner_in(lx, x, again); p >= 0) return p;
     const int start = std::uniform_int_distribution<int>(0, leaves - 1)(rng_);
     for (int k = 0; k < leaves; ++k) {
       const int l = (start + k) % leaves;
       if (l == lx || r.flagged_leaves.count(l)) continue;
-      if (const int p = partner_in(l, x); p >= 0) return p;
+      if (const int p = partner_in(l, x, false); p >= 0) return p;
     }
     return -1;
   };
@@ -391,7 +402,7 @@ std::vector<PairTest> PairLocator::follow_up(int rail, const RailEvidence& r) {
 }
 
 // Ports of one node named on every rail are the node.
-std::vector<Fault> PairLocator::merge_ports(std::vector<Fault> ports) const {
+std::vector<Fault> PairLocator::merge_ports(std::vector<Fault> ports, const Evidence& e) const {
   std::map<int, std::vector<Fault>> by_node;
   for (auto& f : ports) by_node[f.node].push_back(std::move(f));
   std::vector<Fault> out;
@@ -415,10 +426,13 @@ std::vector<Fault> PairLocator::merge_ports(std::vector<Fault> ports) const {
       out.push_back(std::move(f));
       continue;
     }
+    int unsettled = 0;  // rails where the node is neither named nor cleared
+    for (const auto& r : e.rails) unsettled += !r.cleared[static_cast<size_t>(node)] && !r.named[static_cast<size_t>(node)];
+    const std::string others = unsettled ? fmt::format("{} other rail(s) not settled", unsettled) : "its other rails fine";
     for (auto& f : faults) {
-      f.summary = f.ratio == 0 ? fmt::format("{} on rail {}: no test with it completed ({} test(s)); its other rails fine", name, f.rail, f.implicating.size())
-                               : fmt::format("{} on rail {}: slow with every partner, {:.2f} of the typical pair, {} test(s); its other rails fine", name,
-                                             f.rail, f.ratio, f.implicating.size());
+      f.summary = f.ratio == 0 ? fmt::format("{} on rail {}: no test with it completed ({} test(s)); {}", name, f.rail, f.implicating.size(), others)
+                               : fmt::format("{} on rail {}: slow with every partner, {:.2f} of the typical pair, {} test(s); {}", name, f.rail, f.ratio,
+                                             f.implicating.size(), others);
       out.push_back(std::move(f));
     }
   }
@@ -429,7 +443,7 @@ std::vector<Fault> PairLocator::faults() const {
   const auto e = analyse();
   std::vector<Fault> ports, out;
   for (const auto& r : e.rails) ports.insert(ports.end(), r.ports.begin(), r.ports.end());
-  out = merge_ports(std::move(ports));
+  out = merge_ports(std::move(ports), e);
   for (const auto& r : e.rails) {
     out.insert(out.end(), r.links.begin(), r.links.end());
     out.insert(out.end(), r.leaves.begin(), r.leaves.end());

@@ -25,7 +25,7 @@ namespace fabricproof::locate {
 struct PairSettings {
   double slow_below = 0.85;  // of the rail's typical test: a node at 0.7x is a fault, 3% noise is not
   // The healthy rate of a test when it is known beforehand (the profile's, from the ports' rate);
-  // else the upper quartile of the rail's tests, which needs most of them healthy.
+  // else the upper quartile of the rail's screening tests, which needs a quarter of them healthy.
   std::optional<double> expected;
   int screening_cross_rounds = 2;  // rounds across leaves (or of random partners when leaves are unknown)
   int confirmations = 5;     // slow tests with cleared partners (three different ones at least) before a node is named
@@ -72,7 +72,7 @@ class PairLocator {
   std::vector<PairTest> across_leaves(int rail);
   std::vector<PairTest> follow_up(int rail, const RailEvidence& e);
   bool tested(int rail, int a, int b) const;
-  std::vector<Fault> merge_ports(std::vector<Fault> ports) const;
+  std::vector<Fault> merge_ports(std::vector<Fault> ports, const Evidence& e) const;
 
   Fabric fabric_;
   PairSettings settings_;

@@ -89,7 +89,15 @@ Score score(const std::vector<InjectedFault>& injected, const std::vector<Fault>
   };
   Score s;
   for (const auto& i : injected) (std::any_of(named.begin(), named.end(), [&](const Fault& f) { return same(i, f); }) ? s.found : s.missed)++;
-  for (const auto& f : named) s.false_named += std::none_of(injected.begin(), injected.end(), [&](const InjectedFault& i) { return same(i, f); });
+  auto faulty = [&](int node) {
+    return std::any_of(injected.begin(), injected.end(), [&](const InjectedFault& i) { return i.kind != FaultKind::leaf && (i.node == node || i.peer == node); });
+  };
+  for (const auto& f : named) {
+    if (std::any_of(injected.begin(), injected.end(), [&](const InjectedFault& i) { return same(i, f); })) continue;
+    ++s.false_named;
+    const bool leaf_injected = std::any_of(injected.begin(), injected.end(), [&](const InjectedFault& i) { return i.kind == FaultKind::leaf && i.leaf == f.leaf; });
+    if (f.kind == FaultKind::leaf ? !leaf_injected : !faulty(f.node) && (f.peer < 0 || !faulty(f.peer))) ++s.healthy_named;
+  }
   return s;
 }
 

@@ -46,12 +46,13 @@ Fabric make_fabric(int nodes, int rails, int leaf_size);
 InjectedFault random_fault(const Fabric& fabric, FaultKind kind, double factor, std::mt19937_64& rng);
 
 // Whether the planner's faults name exactly the injected ones (a node fault matched by the same
-// node; a port by node and rail; a link by its pair and rail; a leaf by leaf and rail), and how many
-// named faults are not injected (false accusations).
+// node; a port by node and rail; a link by its pair and rail; a leaf by leaf and rail), how many
+// named faults are not injected, and how many of those accuse the healthy.
 struct Score {
   int found = 0;
   int missed = 0;
-  int false_named = 0;
+  int false_named = 0;    // named faults that are not an injected one as it is (a faulty node named on some rails only counts)
+  int healthy_named = 0;  // of those, the ones that accuse a healthy node (no fault of its own), pair or leaf
 };
 Score score(const std::vector<InjectedFault>& injected, const std::vector<Fault>& named);
 

@@ -25,16 +25,22 @@ struct Trial {
   Coverage coverage;
 };
 
+// Runs a locator against the simulated fabric until it asks for nothing more.
+template <typename Result, typename Locator>
+void drive(Locator& locator, const SimulatedFabric& sim, uint64_t seed) {
+  std::mt19937_64 rng(seed * 7919 + 1);
+  for (auto tests = locator.next_round(); !tests.empty(); tests = locator.next_round()) {
+    std::vector<Result> results;
+    for (const auto& t : tests) results.push_back({t, 0, sim.measure(t, rng)});
+    locator.record(results);
+  }
+}
+
 Trial pair_trial(const SimulatedFabric& sim, uint64_t seed) {
   PairSettings settings;
   settings.seed = seed;
   PairLocator locator(sim.fabric, settings);
-  std::mt19937_64 rng(seed * 7919 + 1);
-  for (auto tests = locator.next_round(); !tests.empty(); tests = locator.next_round()) {
-    std::vector<PairResult> results;
-    for (const auto& t : tests) results.push_back({t, 0, sim.measure(t, rng)});
-    locator.record(results);
-  }
+  drive<PairResult>(locator, sim, seed);
   const auto named = locator.faults();
   const auto s = score(sim.faults, named);
   if ((s.false_named || s.missed) && std::getenv("LOCATE_SHOW")) {  // for whoever tunes the planner: what was named, and what was injected
@@ -49,12 +55,7 @@ Trial group_trial(const SimulatedFabric& sim, uint64_t seed) {
   GroupSettings settings;
   settings.seed = seed;
   GroupLocator locator(sim.fabric, settings);
-  std::mt19937_64 rng(seed * 7919 + 1);
-  for (auto tests = locator.next_round(); !tests.empty(); tests = locator.next_round()) {
-    std::vector<GroupResult> results;
-    for (const auto& t : tests) results.push_back({t, 0, sim.measure(t, rng)});
-    locator.record(results);
-  }
+  drive<GroupResult>(locator, sim, seed);
   const auto s = score(sim.faults, locator.faults());
   if (s.missed && std::getenv("LOCATE_SHOW")) {
     for (const auto& f : locator.faults()) fmt::print("  named: {}\n", f.summary);

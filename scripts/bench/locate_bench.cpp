@@ -41,14 +41,14 @@ Trial pair_trial(const SimulatedFabric& sim, uint64_t seed) {
   settings.seed = seed;
   PairLocator locator(sim.fabric, settings);
   drive<PairResult>(locator, sim, seed);
-  const auto named = locator.faults();
-  const auto s = score(sim.faults, named);
+  const auto answer = locator.answer();
+  const auto s = score(sim.faults, answer.faults);
   if ((s.false_named || s.missed) && std::getenv("LOCATE_SHOW")) {  // for whoever tunes the planner: what was named, and what was injected
-    for (const auto& f : named) fmt::print("  named: {}\n", f.summary);
-    for (const auto& u : locator.unresolved()) fmt::print("  unresolved: {}\n", u);
+    for (const auto& f : answer.faults) fmt::print("  named: {}\n", f.summary);
+    for (const auto& u : answer.unresolved) fmt::print("  unresolved: {}\n", u);
     for (const auto& f : sim.faults) fmt::print("  injected: {} node {} peer {} rail {} leaf {} x{}\n", to_string(f.kind), f.node, f.peer, f.rail, f.leaf, f.factor);
   }
-  return {locator.rounds(), s, static_cast<int>(locator.unresolved().size()), locator.coverage()};
+  return {locator.rounds(), s, static_cast<int>(answer.unresolved.size()), locator.coverage()};
 }
 
 Trial group_trial(const SimulatedFabric& sim, uint64_t seed) {

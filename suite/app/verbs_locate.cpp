@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "core/located_error.hpp"
+#include "core/text_file.hpp"
+
 namespace fabricproof::app {
 namespace {
 
@@ -20,7 +23,7 @@ std::optional<double> write_bw(const PairResult& r) {
 
 }  // namespace
 
-LocateDriver::LocateDriver(const VerbsPlan& plan, const std::string& leaf_map_text, const std::string& leaf_map_name) {
+LocateDriver::LocateDriver(const VerbsPlan& plan) {
   std::map<std::string, int> node_of;
   for (const auto& e : plan.endpoints)
     if (node_of.emplace(e.host, static_cast<int>(fabric_.names.size())).second) fabric_.names.push_back(e.host);
@@ -33,16 +36,26 @@ LocateDriver::LocateDriver(const VerbsPlan& plan, const std::string& leaf_map_te
   }
   for (const auto& rails : endpoint_) fabric_.rails = std::max(fabric_.rails, static_cast<int>(rails.size()));
   for (auto& rails : endpoint_) rails.resize(static_cast<size_t>(fabric_.rails), -1);
-  if (!leaf_map_text.empty()) read_leaves(leaf_map_text, leaf_map_name);
+  if (!plan.options.leaf_map.empty()) read_leaves(plan.options.leaf_map);
   locator_ = std::make_unique<locate::PairLocator>(fabric_);
 }
 
-void LocateDriver::read_leaves(const std::string& text, const std::string& name) {
-  const auto map = locate::parse_leaf_map(text, name);
+// The --leaf-map file into the fabric's leaves. A map that cannot be read or is wrong is worse than
+// none: its problems are reported, and the run goes on without leaves.
+void LocateDriver::read_leaves(const std::string& name) {
+  std::optional<std::string> text;
+  if (const auto failed = failure_of([&] { text = read_regular_file(name, 16u << 20); })) {
+    leaf_map_problems_.push_back(name + ": " + *failed);
+    return;
+  }
+  if (!text) {
+    leaf_map_problems_.push_back(name + ": no such file");
+    return;
+  }
+  const auto map = locate::parse_leaf_map(*text, name);
   leaf_map_problems_ = map.errors;
-  if (!map.errors.empty()) return;  // a wrong map is worse than none: the problems are reported, the run goes on without leaves
-  std::vector<std::string> missing;
-  locate::assign_leaves(fabric_, map, devices_, missing);
+  if (!map.errors.empty()) return;
+  const auto missing = locate::assign_leaves(fabric_, map, devices_);
   if (!missing.empty())
     leaf_map_problems_.push_back(fmt::format("{}: says nothing of {} HCA(s), e.g. {}: leaves not used", name, missing.size(), missing.front()));
 }
@@ -88,6 +101,11 @@ void LocateDriver::record(const std::vector<PairResult>& results) {
   locator_->record(round);
 }
 
+std::string LocateDriver::device_of(int node, int rail) const {
+  const auto& devices = devices_[static_cast<size_t>(node)];
+  return static_cast<size_t>(rail) < devices.size() ? devices[static_cast<size_t>(rail)] : "HCA";
+}
+
 int LocateDriver::first_task_of(const PairResult& r) const {
   const auto found = first_task_.find(std::minmax(r.a, r.b));
   return found == first_task_.end() || found->second == r.task ? -1 : found->second;
@@ -104,8 +122,9 @@ VerbsLocate LocateDriver::outcome() const {
   out.nodes = fabric_.nodes();
   out.rails = fabric_.rails;
   out.leaves_known = fabric_.leaves_known();
-  out.transient_dips = l.transient_dips();
-  out.unresolved = l.unresolved();
+  const auto answer = l.answer();
+  out.transient_dips = answer.transient_dips;
+  out.unresolved = answer.unresolved;
   out.leaf_map_problems = leaf_map_problems_;
   const auto c = l.coverage();
   out.pairs_tested = c.pairs_tested;
@@ -119,14 +138,14 @@ VerbsLocate LocateDriver::outcome() const {
       if (i < task_of_result_.size() && task_of_result_[i] >= 0) ids.push_back(task_of_result_[i]);
     return ids;
   };
-  for (const auto& f : l.faults()) {
+  for (const auto& f : answer.faults) {
     LocatedFault o;
     o.kind = locate::to_string(f.kind);
     o.summary = f.summary;
     if (f.node >= 0) o.hosts.push_back(fabric_.names[static_cast<size_t>(f.node)]);
     if (f.peer >= 0) o.hosts.push_back(fabric_.names[static_cast<size_t>(f.peer)]);
-    if (f.rail >= 0 && f.node >= 0) o.device = devices_[static_cast<size_t>(f.node)].size() > static_cast<size_t>(f.rail) ? devices_[static_cast<size_t>(f.node)][static_cast<size_t>(f.rail)] : "";
-    if (f.kind == locate::FaultKind::leaf) o.summary += fmt::format(" (rail {} is the {} of each node)", f.rail, devices_.front().size() > static_cast<size_t>(f.rail) ? devices_.front()[static_cast<size_t>(f.rail)] : "HCA");
+    if (f.rail >= 0 && f.node >= 0) o.device = device_of(f.node, f.rail);
+    if (f.kind == locate::FaultKind::leaf) o.summary += fmt::format(" (rail {} is the {} of each node)", f.rail, device_of(0, f.rail));
     o.leaf = f.leaf;
     o.ratio = f.ratio;
     o.implicating = tasks(f.implicating);

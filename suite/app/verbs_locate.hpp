@@ -15,8 +15,8 @@ namespace fabricproof::app {
 
 class LocateDriver {
  public:
-  // `leaves`: the --leaf-map file's text and name (empty: leaves unknown).
-  LocateDriver(const VerbsPlan& plan, const std::string& leaf_map_text, const std::string& leaf_map_name);
+  // Nodes and rails from the plan's endpoints; leaves from its --leaf-map file, if any.
+  explicit LocateDriver(const VerbsPlan& plan);
   // The next round's tasks, ids from `first_id`, all in round 0; empty when the locator is done.
   std::vector<VerbsTask> next_tasks(int first_id);
   void record(const std::vector<PairResult>& results);
@@ -26,7 +26,8 @@ class LocateDriver {
   const locate::PairLocator& locator() const { return *locator_; }
 
  private:
-  void read_leaves(const std::string& text, const std::string& name);
+  void read_leaves(const std::string& name);
+  std::string device_of(int node, int rail) const;
 
   locate::Fabric fabric_;
   std::vector<std::vector<int>> endpoint_;       // [node][rail]: the endpoint index, or -1 where the node has no such rail

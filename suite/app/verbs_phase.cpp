@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "app/verbs_locate.hpp"
-#include "core/text_file.hpp"
 #include "verbs/verbs_plan.hpp"
 #include "verbs/verbs_rules.hpp"
 #include "mpi/exchange.hpp"
@@ -300,18 +299,6 @@ std::vector<VerbsPlan> remeasure_plans(const VerbsPlan& plan, const std::vector<
   return out;
 }
 
-// The leaf map's text on rank 0 (--leaf-map); a file that cannot be read is a problem of the map.
-std::string leaf_map_text(const VerbsOptions& o, std::string& problem) {
-  if (o.leaf_map.empty()) return {};
-  try {
-    if (auto text = read_regular_file(o.leaf_map, 16u << 20)) return *text;
-    problem = o.leaf_map + ": no such file";
-  } catch (const LocatedError& e) {
-    problem = o.leaf_map + ": " + e.what();
-  }
-  return {};
-}
-
 // --verbs-mode locate: rank 0's locator picks each round from the results so far (suite/locate);
 // every rank runs the round's tasks as a matrix round. One test per pair (write_bw both ways); a
 // pair measured again is the report's re-measurement of its first task, as --verbs-remeasure's.
@@ -322,9 +309,8 @@ void run_locate(const RunOptions& options, mpi::Session& session, const VerbsPla
   step.options.remeasure = false;
   section.options = step.options;
   std::unique_ptr<LocateDriver> driver;
-  std::string problem;
   if (session.is_root()) {
-    driver = std::make_unique<LocateDriver>(plan, leaf_map_text(plan.options, problem), plan.options.leaf_map);
+    driver = std::make_unique<LocateDriver>(plan);
     run.progress(fmt::format("{}: locate over {} node(s) and {} rail(s){}", run.name, driver->locator().fabric().nodes(), driver->locator().fabric().rails,
                              driver->locator().fabric().leaves_known() ? ", leaves from " + plan.options.leaf_map : ", leaves unknown"));
   }
@@ -354,9 +340,7 @@ void run_locate(const RunOptions& options, mpi::Session& session, const VerbsPla
     section.rounds += step.rounds;
     run.after_round(section);
   }
-  if (!driver) return;
-  section.locate = driver->outcome();
-  if (!problem.empty()) section.locate->leaf_map_problems.insert(section.locate->leaf_map_problems.begin(), problem);
+  if (driver) section.locate = driver->outcome();
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ LeafMap parse_leaf_map(std::string_view text, const std::string& name) {
   return map;
 }
 
-void assign_leaves(Fabric& fabric, const LeafMap& map, const std::vector<std::vector<std::string>>& devices, std::vector<std::string>& missing) {
+std::vector<std::string> assign_leaves(Fabric& fabric, const LeafMap& map, const std::vector<std::vector<std::string>>& devices) {
+  std::vector<std::string> missing;
   fabric.leaf.assign(static_cast<size_t>(fabric.rails), std::vector<int>(static_cast<size_t>(fabric.nodes()), 0));
   for (int rail = 0; rail < fabric.rails; ++rail) {
     std::map<std::string, int> numbers;  // leaf name -> its number on this rail
@@ -57,6 +58,7 @@ void assign_leaves(Fabric& fabric, const LeafMap& map, const std::vector<std::ve
     }
   }
   if (!missing.empty()) fabric.leaf.clear();
+  return missing;
 }
 
 }  // namespace fabricproof::locate

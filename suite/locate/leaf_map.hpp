@@ -25,7 +25,7 @@ LeafMap parse_leaf_map(std::string_view text, const std::string& name);
 
 // Leaves numbered per rail for the planner, from the HCA on each rail of each node (devices[node][rail],
 // empty where the node has no such rail). A map that leaves some HCA out gives no leaves at all
-// (Fabric::leaf empty), and says which in `missing`: a partial map would make its absent nodes one leaf.
-void assign_leaves(Fabric& fabric, const LeafMap& map, const std::vector<std::vector<std::string>>& devices, std::vector<std::string>& missing);
+// (Fabric::leaf empty) and returns the HCAs it left out: a partial map would make them one leaf.
+std::vector<std::string> assign_leaves(Fabric& fabric, const LeafMap& map, const std::vector<std::vector<std::string>>& devices);
 
 }  // namespace fabricproof::locate

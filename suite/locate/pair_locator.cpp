@@ -154,6 +154,7 @@ PairLocator::Evidence PairLocator::analyse() const {
   Evidence e;
   e.slow.assign(results_.size(), 0);
   e.rails.resize(static_cast<size_t>(fabric_.rails));
+  const int screening = screening_rounds();
   for (int rail = 0; rail < fabric_.rails; ++rail) {
     auto& r = e.rails[static_cast<size_t>(rail)];
     std::vector<double> values;
@@ -162,7 +163,7 @@ PairLocator::Evidence PairLocator::analyse() const {
       if (results_[i].test.rail != rail) continue;
       // The healthy rate from the screening alone: its pairs were chosen blind, the follow-ups are
       // aimed at suspects (mostly slow: in a small fabric with a bad leaf they outnumber the rest).
-      if (results_[i].value && results_[i].round < screening_rounds()) values.push_back(*results_[i].value);
+      if (results_[i].value && results_[i].round < screening) values.push_back(*results_[i].value);
       r.by_node[static_cast<size_t>(results_[i].test.a)].push_back(i);
       r.by_node[static_cast<size_t>(results_[i].test.b)].push_back(i);
     }
@@ -258,6 +259,15 @@ int other_end(const PairTest& t, int n) { return t.a == n ? t.b : t.a; }
 
 }  // namespace
 
+// What cleared `node`: its first test at the typical rate, into the fault's evidence.
+void PairLocator::add_clearing(const RailEvidence& r, const std::vector<char>& slow, int node, Fault& f) const {
+  for (size_t i : r.by_node[static_cast<size_t>(node)])
+    if (!slow[i]) {
+      f.clearing.push_back(i);
+      return;
+    }
+}
+
 // A node without a test at the typical rate is named once `confirmations` tests with cleared
 // partners found it slow, with at least three different partners (all it has, in a smaller
 // fabric; one partner alone would be a link), one of them from its own leaf (with leaves known):
@@ -290,12 +300,7 @@ void PairLocator::judge_endpoints(int rail, RailEvidence& r, const std::vector<c
     f.node = n;
     f.rail = rail;
     f.ratio = r.typical > 0 ? median(values) / r.typical : 0;
-    for (int p : partners)  // what cleared each partner: its first test at the typical rate
-      for (size_t i : r.by_node[static_cast<size_t>(p)])
-        if (!slow[i]) {
-          f.clearing.push_back(i);
-          break;
-        }
+    for (int p : partners) add_clearing(r, slow, p, f);
     r.ports.push_back(std::move(f));
   }
 }
@@ -331,12 +336,7 @@ void PairLocator::judge_pairs(int rail, RailEvidence& r, const std::vector<char>
     f.peer = b;
     f.rail = rail;
     f.ratio = r.typical > 0 ? median(values) / r.typical : 0;
-    for (int end : {a, b})
-      for (size_t i : r.by_node[static_cast<size_t>(end)])
-        if (!slow[i]) {
-          f.clearing.push_back(i);
-          break;
-        }
+    for (int end : {a, b}) add_clearing(r, slow, end, f);
     f.summary = fmt::format("{} <-> {} on rail {}: {:.2f} of the typical pair in {} test(s); both fine with other partners", fabric_.names[static_cast<size_t>(a)],
                             fabric_.names[static_cast<size_t>(b)], rail, f.ratio, f.implicating.size());
     r.links.push_back(std::move(f));
@@ -439,38 +439,25 @@ std::vector<Fault> PairLocator::merge_ports(std::vector<Fault> ports, const Evid
   return out;
 }
 
-std::vector<Fault> PairLocator::faults() const {
+PairAnswer PairLocator::answer() const {
   const auto e = analyse();
-  std::vector<Fault> ports, out;
+  PairAnswer out;
+  std::vector<Fault> ports;
   for (const auto& r : e.rails) ports.insert(ports.end(), r.ports.begin(), r.ports.end());
-  out = merge_ports(std::move(ports), e);
-  for (const auto& r : e.rails) {
-    out.insert(out.end(), r.links.begin(), r.links.end());
-    out.insert(out.end(), r.leaves.begin(), r.leaves.end());
-  }
-  return out;
-}
-
-std::vector<std::string> PairLocator::unresolved() const {
-  const auto e = analyse();
-  std::vector<std::string> out;
+  out.faults = merge_ports(std::move(ports), e);
   for (int rail = 0; rail < fabric_.rails; ++rail) {
     const auto& r = e.rails[static_cast<size_t>(rail)];
+    out.faults.insert(out.faults.end(), r.links.begin(), r.links.end());
+    out.faults.insert(out.faults.end(), r.leaves.begin(), r.leaves.end());
+    out.transient_dips += r.dips;
     for (int n : r.pending_nodes)
-      out.push_back(fmt::format("{} on rail {}: {} slow test(s), not enough cleared partners to name or clear it", fabric_.names[static_cast<size_t>(n)], rail,
-                                r.by_node[static_cast<size_t>(n)].size()));
+      out.unresolved.push_back(fmt::format("{} on rail {}: {} slow test(s), not enough cleared partners to name or clear it",
+                                           fabric_.names[static_cast<size_t>(n)], rail, r.by_node[static_cast<size_t>(n)].size()));
     for (auto [a, b] : r.pending_pairs)
-      out.push_back(fmt::format("{} <-> {} on rail {}: slow, not repeated enough to name or clear it", fabric_.names[static_cast<size_t>(a)],
-                                fabric_.names[static_cast<size_t>(b)], rail));
+      out.unresolved.push_back(fmt::format("{} <-> {} on rail {}: slow, not repeated enough to name or clear it", fabric_.names[static_cast<size_t>(a)],
+                                           fabric_.names[static_cast<size_t>(b)], rail));
   }
   return out;
-}
-
-int PairLocator::transient_dips() const {
-  const auto e = analyse();
-  int dips = 0;
-  for (const auto& r : e.rails) dips += r.dips;
-  return dips;
 }
 
 Coverage PairLocator::coverage() const {

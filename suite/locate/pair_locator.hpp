@@ -16,6 +16,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "locate/fabric.hpp"
@@ -34,6 +35,12 @@ struct PairSettings {
   uint64_t seed = 1;
 };
 
+struct PairAnswer {
+  std::vector<Fault> faults;
+  std::vector<std::string> unresolved;
+  int transient_dips = 0;
+};
+
 class PairLocator {
  public:
   PairLocator(Fabric fabric, PairSettings settings = {});
@@ -41,10 +48,9 @@ class PairLocator {
   std::vector<PairTest> next_round();
   // What the round's tests measured (one result per test of next_round(), any order).
   void record(const std::vector<PairResult>& round);
-  std::vector<Fault> faults() const;
-  // Suspects the tests could not settle (no cleared partner left): reported, never passed.
-  std::vector<std::string> unresolved() const;
-  int transient_dips() const;  // slow tests that did not come back when repeated
+  // What the tests so far say: the faults named, the suspects they could not settle (no cleared
+  // partner left: reported, never passed) and the slow tests that did not come back when repeated.
+  PairAnswer answer() const;
   int rounds() const { return rounds_; }
   const std::vector<PairResult>& results() const { return results_; }
   Coverage coverage() const;
@@ -73,6 +79,7 @@ class PairLocator {
   std::vector<PairTest> follow_up(int rail, const RailEvidence& e);
   bool tested(int rail, int a, int b) const;
   std::vector<Fault> merge_ports(std::vector<Fault> ports, const Evidence& e) const;
+  void add_clearing(const RailEvidence& r, const std::vector<char>& slow, int node, Fault& f) const;
 
   Fabric fabric_;
   PairSettings settings_;

@@ -61,8 +61,8 @@ SimulatedFabric fabric(int nodes, int rails, int leaf_size, std::vector<Injected
 TEST(LocatePairs, AHealthyFabricIsClearedInAFewRoundsWithNobodyNamed) {
   const auto sim = fabric(256, 4, 32);
   const auto locator = run_pairs(sim);
-  EXPECT_TRUE(locator.faults().empty());
-  EXPECT_TRUE(locator.unresolved().empty());
+  EXPECT_TRUE(locator.answer().faults.empty());
+  EXPECT_TRUE(locator.answer().unresolved.empty());
   EXPECT_LE(locator.rounds(), 8) << "against 255 for the full matrix";
   const auto c = locator.coverage();
   EXPECT_EQ(c.nodes_tested, 256);
@@ -73,7 +73,7 @@ TEST(LocatePairs, AHealthyFabricIsClearedInAFewRoundsWithNobodyNamed) {
 TEST(LocatePairs, ASlowNodeIsNamedWithTheTestsThatImplicateItAndThoseThatClearedItsPartners) {
   const auto sim = fabric(256, 4, 32, {{FaultKind::node, 37, -1, -1, -1, 0.68}});
   const auto locator = run_pairs(sim);
-  const auto faults = locator.faults();
+  const auto faults = locator.answer().faults;
   ASSERT_EQ(faults.size(), 1u);
   EXPECT_EQ(faults[0].kind, FaultKind::node);
   EXPECT_EQ(faults[0].node, 37);
@@ -87,10 +87,10 @@ TEST(LocatePairs, ADeadNodeAPortAndALeafAtOnceAreEachNamedAsWhatTheyAre) {
   const auto sim = fabric(512, 8, 32,
                           {{FaultKind::node, 5, -1, -1, -1, 0}, {FaultKind::port, 300, -1, 6, -1, 0.6}, {FaultKind::leaf, -1, -1, 2, 9, 0.6}});
   const auto locator = run_pairs(sim);
-  const auto s = score(sim.faults, locator.faults());
+  const auto s = score(sim.faults, locator.answer().faults);
   EXPECT_EQ(s.found, 3);
   EXPECT_EQ(s.false_named, 0);
-  for (const auto& f : locator.faults()) {
+  for (const auto& f : locator.answer().faults) {
     const char* says = f.kind == FaultKind::node ? "no test with it completed" : f.kind == FaultKind::port ? "on rail 6" : "fine among themselves";
     EXPECT_NE(f.summary.find(says), std::string::npos) << f.summary;
   }
@@ -101,7 +101,7 @@ TEST(LocatePairs, ADeadNodeAPortAndALeafAtOnceAreEachNamedAsWhatTheyAre) {
 TEST(LocatePairs, ALinkBetweenTwoGoodNodesIsNamedAfterItsRepeats) {
   const auto sim = fabric(4, 1, 0, {{FaultKind::link, 1, 3, 0, -1, 0.5}});
   const auto locator = run_pairs(sim);
-  const auto faults = locator.faults();
+  const auto faults = locator.answer().faults;
   ASSERT_EQ(faults.size(), 1u);
   EXPECT_EQ(faults[0].kind, FaultKind::link);
   EXPECT_EQ(std::minmax(faults[0].node, faults[0].peer), std::minmax(1, 3));
@@ -114,8 +114,8 @@ TEST(LocatePairs, ALinkBetweenTwoGoodNodesIsNamedAfterItsRepeats) {
 TEST(LocatePairs, ASlowNodeOfAFourNodeClusterIsNamedAfterRepeatsWithItsThreePartners) {
   const auto sim = fabric(4, 1, 0, {{FaultKind::node, 2, -1, -1, -1, 0.25}});
   const auto locator = run_pairs(sim);
-  const auto faults = locator.faults();
-  ASSERT_EQ(faults.size(), 1u) << (locator.unresolved().empty() ? "" : locator.unresolved().front());
+  const auto faults = locator.answer().faults;
+  ASSERT_EQ(faults.size(), 1u) << (locator.answer().unresolved.empty() ? "" : locator.answer().unresolved.front());
   EXPECT_EQ(faults[0].kind, FaultKind::node);
   EXPECT_EQ(faults[0].node, 2);
   EXPECT_GE(faults[0].implicating.size(), 5u);
@@ -126,8 +126,8 @@ TEST(LocatePairs, TransientDipsAreCountedNotNamed) {
   auto sim = fabric(128, 2, 16);
   sim.dip_rate = 0.05;
   const auto locator = run_pairs(sim, 7);
-  EXPECT_TRUE(locator.faults().empty()) << locator.faults().front().summary;
-  EXPECT_GT(locator.transient_dips(), 0);
+  EXPECT_TRUE(locator.answer().faults.empty()) << locator.answer().faults.front().summary;
+  EXPECT_GT(locator.answer().transient_dips, 0);
 }
 
 // Two nodes and nothing else: a slow pair (against the rate expected beforehand: one test has no
@@ -135,14 +135,14 @@ TEST(LocatePairs, TransientDipsAreCountedNotNamed) {
 TEST(LocatePairs, WhatCannotBeSettledIsReportedUnresolvedNotPassed) {
   const auto sim = fabric(2, 1, 0, {{FaultKind::node, 0, -1, -1, -1, 0.5}});
   const auto locator = run_pairs(sim, 1, sim.typical);
-  EXPECT_TRUE(locator.faults().empty());
-  ASSERT_FALSE(locator.unresolved().empty());
-  EXPECT_NE(locator.unresolved().front().find("not enough cleared partners"), std::string::npos);
+  EXPECT_TRUE(locator.answer().faults.empty());
+  ASSERT_FALSE(locator.answer().unresolved.empty());
+  EXPECT_NE(locator.answer().unresolved.front().find("not enough cleared partners"), std::string::npos);
 }
 
 TEST(LocatePairs, NoHealthyNodeIsNamedOverManyNoisyTrials) {
   int named = 0;
-  for (uint64_t seed = 1; seed <= 40; ++seed) named += static_cast<int>(run_pairs(fabric(256, 8, 32), seed).faults().size());
+  for (uint64_t seed = 1; seed <= 40; ++seed) named += static_cast<int>(run_pairs(fabric(256, 8, 32), seed).answer().faults.size());
   EXPECT_EQ(named, 0);
 }
 
@@ -181,8 +181,7 @@ TEST(LocateLeafMap, LinesByHostOrDeviceAndEveryProblemNamedWithItsLine) {
   EXPECT_EQ(map.errors[1], "leaves.txt:7: node1 is on leaf 'leafC' here and on 'leafA' above");
   Fabric f = make_fabric(3, 2, 0);
   f.names = {"node1", "node2", "node3"};
-  std::vector<std::string> missing;
-  assign_leaves(f, map, {{"mlx5_0", "mlx5_1"}, {"mlx5_0", "mlx5_1"}, {"mlx5_0", "mlx5_1"}}, missing);
+  const auto missing = assign_leaves(f, map, {{"mlx5_0", "mlx5_1"}, {"mlx5_0", "mlx5_1"}, {"mlx5_0", "mlx5_1"}});
   EXPECT_EQ(missing, (std::vector<std::string>{"node3 mlx5_0", "node3 mlx5_1"}));
   EXPECT_FALSE(f.leaves_known()) << "a map that leaves an HCA out is not used";
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "app/build_info.hpp"
+#include "app/collectives_locate.hpp"
 #include "collectives/sweep.hpp"
 #include "collectives/collective_rules.hpp"
 #include "core/text_file.hpp"
@@ -33,14 +34,40 @@ namespace fs = std::filesystem;
 // What rank 0 decides and every rank needs: the engine, the groups, each rank's GPU.
 struct CollectivesPlan {
   std::string engine;
-  std::vector<CollGroup> groups;
+  std::string mode;                  // scaling | locate (SweepOptions::mode, resolved)
+  std::vector<CollGroup> groups;     // scaling: 1, 2, 4 ... nodes
+  std::vector<std::string> locate_nodes;  // locate: the nodes (or ranks standing for them)
+  std::vector<int> node_of_rank;     // locate: per world rank, its index in locate_nodes
   std::vector<int> devices;          // CUDA ordinal per world rank (-1: none)
   std::vector<int> device_sharers;   // ranks of the node on the same device, per world rank
   std::vector<int> node_ranks;       // ranks on the same node, per world rank
 };
-FABRICPROOF_JSON(CollectivesPlan, engine, groups, devices, device_sharers, node_ranks)
+FABRICPROOF_JSON(CollectivesPlan, engine, mode, groups, locate_nodes, node_of_rank, devices, device_sharers, node_ranks)
 
-CollectivesPlan make_collectives_plan(const std::string& engine, const ClusterFacts& cluster, int world_size) {
+// --collective-mode locate's nodes: the hosts in the order of their lowest rank, or each rank its
+// own node (--locate-ranks-as-nodes, a testing aid). Decides "auto" by their count.
+void plan_locate(CollectivesPlan& plan, const SweepOptions& o, const std::vector<const NodeFacts*>& nodes, int world_size) {
+  plan.node_of_rank.assign(static_cast<size_t>(world_size), -1);
+  if (o.ranks_as_nodes) {
+    for (int r = 0; r < world_size; ++r) {
+      plan.locate_nodes.push_back(fmt::format("rank{}", r));
+      plan.node_of_rank[static_cast<size_t>(r)] = r;
+    }
+  } else {
+    for (const auto* n : nodes) {
+      for (const auto& r : n->ranks)
+        if (r.rank >= 0 && r.rank < world_size) plan.node_of_rank[static_cast<size_t>(r.rank)] = static_cast<int>(plan.locate_nodes.size());
+      plan.locate_nodes.push_back(n->host);
+    }
+  }
+  plan.mode = o.mode != "auto" ? o.mode : static_cast<int>(plan.locate_nodes.size()) > kCollectiveLocateAbove ? "locate" : "scaling";
+  if (plan.mode != "locate") {
+    plan.locate_nodes.clear();
+    plan.node_of_rank.clear();
+  }
+}
+
+CollectivesPlan make_collectives_plan(const std::string& engine, const SweepOptions& o, const ClusterFacts& cluster, int world_size) {
   CollectivesPlan plan;
   plan.engine = engine;
   plan.devices.assign(static_cast<size_t>(world_size), -1);
@@ -60,6 +87,10 @@ CollectivesPlan make_collectives_plan(const std::string& engine, const ClusterFa
     if (!n.ranks.empty()) order.emplace_back(lowest, &n);
   }
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const NodeFacts*> nodes;
+  for (const auto& [lowest, node] : order) nodes.push_back(node);
+  plan_locate(plan, o, nodes, world_size);
+  if (plan.mode == "locate") return plan;
   for (int count : scaling_node_counts(static_cast<int>(order.size()))) {
     CollGroup g;
     g.nodes = count;
@@ -230,13 +261,15 @@ struct PhaseState {
   const std::function<void(const CollectivesSection&, bool group_done)>& after_group;
   CollectivesOutcome outcome;
   std::vector<CollResult> results;
+  std::optional<CollLocate> locate;
   const CollResult* running = nullptr;
   size_t sweeps_done = 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   CollectivesSection section() const {
     CollectivesSection c{plan.engine, o, {sizes.requested, sizes.clip.max_bytes, sizes.clip.reason}, plan.groups, results,
-                         scaling_table(results, cluster, profile), outcome.nccl_logs, outcome.nccl_logs_missing};
+                         scaling_table(results, cluster, profile), outcome.nccl_logs, outcome.nccl_logs_missing, locate};
+    c.options.mode = plan.mode;
     if (running) c.results.push_back(*running);
     return c;
   }
@@ -295,12 +328,21 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
                                          const std::function<void(const CollectivesSection&, bool group_done)>& after_group) {
   const auto& o = options.collectives;
   CollectivesPlan mine;
-  if (session.is_root()) mine = make_collectives_plan(choose_collective_engine(o, cluster).engine, cluster, session.size());
+  if (session.is_root()) mine = make_collectives_plan(choose_collective_engine(o, cluster).engine, o, cluster, session.size());
   const auto plan = mpi::broadcast_message(session, mine, mpi::deadline_in(options.timeout_s), "the collectives plan");
   const SweepSizes sizes = size_the_sweep(options, session, profile, plan);
   const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};
-  PhaseState state{plan, o, sizes, cluster, profile, progress, after_group, {}, {}, nullptr, 0, std::chrono::steady_clock::now()};
+  PhaseState state{plan, o, sizes, cluster, profile, progress, after_group, {}, {}, {}, nullptr, 0, std::chrono::steady_clock::now()};
   if (!sizes.clip.reason.empty()) progress("collectives: " + sizes.clip.reason);
+  if (plan.mode == "locate") {
+    const CollLocateRun run{o, plan.locate_nodes, plan.node_of_rank, sizes.sizes.back(),
+                            [&](MPI_Comm comm) { return make_engine(plan, o, session, comm, sizes.clip.max_bytes); }, progress,
+                            [&](const CollLocate& so_far) {
+                              state.locate = so_far;
+                              after_group(state.section(), true);
+                            }};
+    state.locate = run_collective_locate(session, run);
+  }
 
   for (const auto& group : plan.groups) {
     const bool member = std::binary_search(group.ranks.begin(), group.ranks.end(), session.rank());
@@ -323,9 +365,15 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
   if (!session.is_root()) return state.outcome;
   auto& outcome = state.outcome;
   outcome.findings = check_collectives(state.results, cluster, profile);
+  if (state.locate) {
+    const auto located = check_collective_locate(*state.locate);
+    outcome.findings.insert(outcome.findings.end(), located.begin(), located.end());
+  }
   outcome.section = state.section();
-  outcome.summary = fmt::format("{} engine, {} sweep(s) over {} group(s), sizes {}..{} bytes", plan.engine, state.results.size(),
-                                plan.groups.size(), sizes.sizes.front(), sizes.sizes.back());
+  outcome.summary = state.locate ? fmt::format("{} engine, locate: {} round(s), {} group test(s) of {} bytes, {} node(s) named", plan.engine,
+                                               state.locate->rounds, state.locate->tests.size(), state.locate->bytes, state.locate->faults.size())
+                                 : fmt::format("{} engine, {} sweep(s) over {} group(s), sizes {}..{} bytes", plan.engine, state.results.size(),
+                                               plan.groups.size(), sizes.sizes.front(), sizes.sizes.back());
   return outcome;
 }
 

@@ -340,7 +340,10 @@ void run_locate(const RunOptions& options, mpi::Session& session, const VerbsPla
     section.rounds += step.rounds;
     run.after_round(section);
   }
-  if (driver) section.locate = driver->outcome();
+  if (!driver) return;
+  section.locate = driver->outcome();
+  for (const auto& f : section.locate->faults) run.progress(fmt::format("{}: locate named {}", run.name, f.summary));
+  for (const auto& u : section.locate->unresolved) run.progress(fmt::format("{}: locate left unsettled: {}", run.name, u));
 }
 
 }  // namespace

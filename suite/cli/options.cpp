@@ -251,6 +251,13 @@ struct CollectivesCli {
         ->check(CLI::IsMember({"blocking", "split", "nonblocking"}))->group(group);
     run.add_option("--gpu-buffers", c.gpu_buffers, "The NCCL engine's buffers: cudaMalloc or ncclMemAlloc (cudaMalloc)")
         ->check(CLI::IsMember({"cudaMalloc", "ncclMemAlloc"}))->group(group);
+    run.add_option("--collective-mode", c.mode,
+                   "scaling (the sweep on 1, 2, 4 ... nodes), locate (allreduce on groups side by side, halved until the slow node is "
+                   "named; one size, the sweep's largest) or auto (locate above 16 nodes, else scaling)")
+        ->check(CLI::IsMember({"auto", "scaling", "locate"}))->group(group);
+    run.add_flag("--locate-ranks-as-nodes", c.ranks_as_nodes,
+                 "Testing aid: in --collective-mode locate each rank stands for a node, so that many ranks on one machine exercise "
+                 "the localisation")->group(group);
   }
 
   std::optional<Invalid> finish(SweepOptions& c) const {

@@ -12,6 +12,7 @@
 #include "collectives/collective_ops.hpp"
 #include "collectives/collective_types.hpp"
 #include "core/json_optional.hpp"
+#include "core/located_fault.hpp"
 #include "core/status.hpp"
 
 namespace fabricproof {
@@ -77,6 +78,13 @@ struct SweepOptions {
   std::string time_stat = "avg";  // a row's time over the ranks: "avg" (nccl-tests' default) or "max" (the slowest)
   std::string nccl_comm = "blocking";    // the NCCL communicator's form: blocking | split | nonblocking
   std::string gpu_buffers = "cudaMalloc";  // the NCCL engine's buffers: cudaMalloc | ncclMemAlloc
+  // "scaling" (the sweep on 1, 2, 4 ... nodes), "locate" (allreduce on groups side by side, halved
+  // until the slow node is named: suite/locate) or, on the command line, "auto" (locate above
+  // kCollectiveLocateAbove nodes). Resolved by the phase's plan.
+  std::string mode = "auto";
+  // --locate-ranks-as-nodes, a testing aid: each rank stands for a node in locate, so that one
+  // machine with many ranks exercises the localisation (a node's ranks are otherwise one node).
+  bool ranks_as_nodes = false;
   // Whether NCCL must run the sweeps (rank 0, from the cluster spec; not in the report's options):
   // unset, "auto" may pick MPI only on a cluster without GPUs; false (the spec waives NCCL), also
   // where NCCL cannot run on GPU nodes; true, never.
@@ -158,6 +166,32 @@ struct ScalingRow {
   std::vector<ScalingGroup> groups;
 };
 
+// --collective-mode auto: the scaling sweep up to this many nodes, locate above (as the verbs matrix).
+constexpr int kCollectiveLocateAbove = 16;
+
+// One allreduce of --collective-mode locate: a group of nodes in one round, its bus bandwidth at
+// the locate size, or why it has none.
+struct CollLocateTest {
+  int round = 0;
+  std::vector<std::string> hosts;  // or "rank N" with --locate-ranks-as-nodes
+  std::optional<double> busbw_GBps;
+  std::string reason;
+};
+
+// What --collective-mode locate ran and found. Its faults' tests are indices into `tests`.
+struct CollLocate {
+  std::string op = "allreduce";
+  uint64_t bytes = 0;
+  int rounds = 0;
+  int nodes = 0;
+  bool ranks_as_nodes = false;
+  int transient_dips = 0;
+  std::vector<LocatedFault> faults;
+  std::vector<std::string> unresolved;  // suspects the tests could not settle: not a pass
+  std::vector<CollLocateTest> tests;
+  int nodes_tested = 0;
+};
+
 // The report's `collectives` section.
 struct CollectivesSection {
   std::string engine;
@@ -168,10 +202,11 @@ struct CollectivesSection {
   std::vector<ScalingRow> scaling;
   std::vector<std::string> nccl_logs;          // per-rank NCCL_DEBUG logs kept in the report directory
   std::vector<std::string> nccl_logs_missing;  // "rank N: NCCL log file X not found (NCCL_DEBUG_FILE)"
+  std::optional<CollLocate> locate;            // --collective-mode locate (then no scaling groups)
 };
 
 FABRICPROOF_JSON(SweepOptions, engine, ops, dtype, redop, min_bytes, max_bytes, factor, iters, warmup, in_place, ring, timeout_s, time_stat,
-                 nccl_comm, gpu_buffers)
+                 nccl_comm, gpu_buffers, mode, ranks_as_nodes)
 FABRICPROOF_JSON(CollTiming, time_us, algbw_GBps, busbw_GBps, wrong)
 FABRICPROOF_JSON(CollRow, bytes, count, dtype, redop, out_of_place, in_place)
 FABRICPROOF_JSON(CollResult, engine, op, nodes, ranks, hosts, status, reason, rows, peak_busbw_GBps, time_stat, timing)
@@ -179,6 +214,8 @@ FABRICPROOF_JSON(CollGroup, nodes, hosts, ranks)
 FABRICPROOF_JSON(SweepClip, requested_max_bytes, max_bytes, reason)
 FABRICPROOF_JSON(ScalingGroup, nodes, ranks, busbw_GBps, peak_busbw_GBps, vs_one_node, nic_ceiling_GBps)
 FABRICPROOF_JSON(ScalingRow, engine, op, bytes, groups)
-FABRICPROOF_JSON(CollectivesSection, engine, options, clip, groups, results, scaling, nccl_logs, nccl_logs_missing)
+FABRICPROOF_JSON(CollLocateTest, round, hosts, busbw_GBps, reason)
+FABRICPROOF_JSON(CollLocate, op, bytes, rounds, nodes, ranks_as_nodes, transient_dips, faults, unresolved, tests, nodes_tested)
+FABRICPROOF_JSON(CollectivesSection, engine, options, clip, groups, results, scaling, nccl_logs, nccl_logs_missing, locate)
 
 }  // namespace fabricproof

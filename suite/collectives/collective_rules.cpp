@@ -179,4 +179,23 @@ std::vector<ScalingRow> scaling_table(const std::vector<CollResult>& results, co
   return table;
 }
 
+std::vector<Finding> check_collective_locate(const CollLocate& l) {
+  std::vector<Finding> out;
+  const std::string rule = "named only when it is slow with cleared partners in repeated tests (suite/locate)";
+  const json tested = {{"rounds", l.rounds}, {"tests", l.tests.size()}, {"nodes_tested", l.nodes_tested}, {"nodes", l.nodes},
+                       {"bytes", l.bytes}, {"transient_dips", l.transient_dips}};
+  for (const auto& f : l.faults)
+    out.push_back(Finding(CheckId::collective_locate_fault, fmt::format("{}", fmt::join(f.hosts, ", ")), Verdict::fail,
+                          {{"kind", f.kind}, {"ratio", f.ratio}, {"tests", f.implicating.size()}}, "fine with every cleared partner", rule, f.summary));
+  for (const auto& u : l.unresolved)
+    out.push_back(Finding(CheckId::collective_locate_unresolved, "collectives", Verdict::not_proven, u, "named or cleared", rule,
+                          "A suspect the tests could not settle: rerun on more nodes, or with --collective-mode scaling."));
+  if (l.rounds == 0)
+    out.push_back(Finding(CheckId::collective_locate_unresolved, "collectives", Verdict::not_proven, tested, "at least one round of groups", rule,
+                          fmt::format("Locate needs two nodes or more to compare (it had {}).", l.nodes)));
+  else if (l.faults.empty() && l.unresolved.empty())
+    out.push_back(Finding(CheckId::collective_locate_fault, "cluster", Verdict::pass, tested, "no node named", rule));
+  return out;
+}
+
 }  // namespace fabricproof

@@ -15,6 +15,10 @@ namespace fabricproof {
 // multi-node busbw against NICs x rate / 8 (when the profile judges absolute figures).
 std::vector<Finding> check_collectives(const std::vector<CollResult>& results, const ClusterFacts& cluster, const Profile& profile);
 
+// --collective-mode locate: each named node fails with its answer line, each suspect it could not
+// settle is not proven, and nothing named (after at least one round) passes with what it tested.
+std::vector<Finding> check_collective_locate(const CollLocate& locate);
+
 // One row per engine and op at the largest size every group completed: busbw per group, against
 // one node and against the NIC ceiling of the group's nodes.
 std::vector<ScalingRow> scaling_table(const std::vector<CollResult>& results, const ClusterFacts& cluster, const Profile& profile);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -99,6 +100,11 @@ void GroupLocator::record(const std::vector<GroupResult>& round) {
     ratios_.push_back(reference > 0 && round[i].value ? *round[i].value / reference : 0);
   }
   const size_t first = results_.size() - round.size();
+  // The fabric's noise, before this round's singles are judged: the first round (every node, most
+  // of them healthy) and every control group, measured without regard to what cleared them.
+  for (size_t i = 0; i < round.size() && i < planned_.size(); ++i)
+    if ((rounds_ == 1 || planned_[i].role == Role::control) && ratios_[first + i] != 1.0)  // not the reference itself
+      noise_ratios_.push_back(ratios_[first + i]);
   for (size_t i = 0; i < round.size() && i < planned_.size(); ++i) {
     const auto& plan = planned_[i];
     const auto& nodes = round[i].test.nodes;
@@ -119,8 +125,21 @@ void GroupLocator::record(const std::vector<GroupResult>& round) {
   }
 }
 
-// A node of a slow small group, tested with a cleared partner: at the reference, it is cleared;
-// slow with `confirmations` different cleared partners, it is named.
+// How far a healthy group strays: the noise samples' median less three robust deviations (MAD x
+// 1.4826), a slow group of the first round being an outlier the MAD ignores. With a few percent of
+// noise it sits above `slow_below`, which then decides alone; on a noisy fabric it is lower, and
+// only a test below it can name a node.
+double GroupLocator::naming_bar() const {
+  const double mid = median(noise_ratios_);
+  std::vector<double> deviations;
+  for (double r : noise_ratios_) deviations.push_back(std::abs(r - mid));
+  return std::min(settings_.slow_below, mid - 3 * 1.4826 * median(deviations));
+}
+
+// A node of a slow small group, tested with a cleared partner: at the reference, it is cleared.
+// Slow with `confirmations` different cleared partners, it is named if that many of those tests
+// fall below the noise floor, once enough groups have measured it; else it is tested
+// further, and left unsettled after twice as many slow tests.
 void GroupLocator::judge_single(int node, int partner, bool slow, size_t result) {
   const auto n = static_cast<size_t>(node);
   if (!slow) {
@@ -130,16 +149,31 @@ void GroupLocator::judge_single(int node, int partner, bool slow, size_t result)
   }
   slow_partners_[n].push_back(partner);
   implicating_[n].push_back(result);
-  if (static_cast<int>(slow_partners_[n].size()) < settings_.confirmations) return;
+  const int tests = static_cast<int>(slow_partners_[n].size());
+  if (tests < settings_.confirmations) return;
+  std::vector<size_t> beyond_noise;
+  if (noise_known())
+    for (size_t i : implicating_[n])
+      if (ratios_[i] < naming_bar()) beyond_noise.push_back(i);
+  if (static_cast<int>(beyond_noise.size()) >= settings_.confirmations) return name_node(node, beyond_noise);
+  if (tests < 2 * settings_.confirmations) return;
+  singles_.erase(std::remove(singles_.begin(), singles_.end(), node), singles_.end());
+  unsettled_.push_back(fmt::format("{}: slow in {} test(s) with cleared partners, {} of them beyond this fabric's noise (healthy groups "
+                                   "put its floor at {:.2f} of the reference): neither named nor cleared",
+                                   fabric_.names[n], tests, beyond_noise.size(), noise_known() ? naming_bar() : 0.0));
+}
+
+void GroupLocator::name_node(int node, const std::vector<size_t>& implicating) {
+  const auto n = static_cast<size_t>(node);
   singles_.erase(std::remove(singles_.begin(), singles_.end(), node), singles_.end());
   named_node_[n] = true;
   Fault f;
   f.kind = FaultKind::node;
   f.node = node;
   std::vector<double> ratios;
-  for (size_t i : implicating_[n]) ratios.push_back(ratios_[i]);
+  for (size_t i : implicating) ratios.push_back(ratios_[i]);
   f.ratio = median(ratios);
-  f.implicating = implicating_[n];
+  f.implicating = implicating;
   const auto& name = fabric_.names[n];
   f.summary = f.ratio == 0 ? fmt::format("{}: no collective with it completed ({} with cleared partners)", name, f.implicating.size())
                            : fmt::format("{}: slow with every cleared partner, {:.2f} of the reference group, {} test(s)", name, f.ratio,
@@ -148,7 +182,7 @@ void GroupLocator::judge_single(int node, int partner, bool slow, size_t result)
 }
 
 std::vector<std::string> GroupLocator::unresolved() const {
-  std::vector<std::string> out;
+  std::vector<std::string> out = unsettled_;
   for (int n : singles_)
     out.push_back(fmt::format("{}: slow in {} test(s) with cleared partners, no cleared partner left to name or clear it",
                               fabric_.names[static_cast<size_t>(n)], slow_partners_[static_cast<size_t>(n)].size()));

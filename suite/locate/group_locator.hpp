@@ -3,7 +3,10 @@
 // allreduce over everything says that something is slow, not what): the nodes split into groups,
 // a group below `slow_below` of the reference splits in halves, tested side by side, down to two
 // or three nodes; each of those is then tested with nodes already cleared, and named once
-// `confirmations` such partners found it slow. A round's reference for a size is the upper quartile of
+// `confirmations` such partners found it slow beyond the noise floor that the first round and the
+// control groups (cleared nodes measured again) show: on a noisy fabric a test below `slow_below` of the
+// reference but above that floor says nothing, and a node with twice `confirmations` slow tests
+// and too few beyond the noise is left unsettled (not proven), neither named nor cleared. A round's reference for a size is the upper quartile of
 // its groups of that size, with control groups of cleared nodes added so that a round of mostly
 // suspect groups is still compared like with like (bus bandwidth moves with the group's size).
 // Pure: no MPI, no device.
@@ -45,6 +48,8 @@ class GroupLocator {
   std::vector<int> cleared_pool() const;
   void add_controls(std::vector<GroupTest>& tests, std::vector<int>& pool, std::vector<bool>& busy);
   void judge_single(int node, int partner, bool slow, size_t result);
+  double naming_bar() const;  // a single test below this ratio implicates its node
+  void name_node(int node, const std::vector<size_t>& implicating);
 
   Fabric fabric_;
   GroupSettings settings_;
@@ -57,6 +62,9 @@ class GroupLocator {
   std::vector<int> singles_;                // nodes to test with cleared partners
   std::vector<bool> cleared_, named_node_;
   std::vector<std::vector<int>> slow_partners_;  // per node: cleared partners that found it slow
+  std::vector<double> noise_ratios_;  // the first round's and every control group's ratio: the fabric's noise
+  bool noise_known() const { return noise_ratios_.size() >= 12; }
+  std::vector<std::string> unsettled_;
   std::vector<std::vector<size_t>> implicating_;  // per node: result indices
   std::vector<Planned> planned_;
   std::vector<Fault> named_;

@@ -201,6 +201,29 @@ void barrier(Session& s, MPI_Comm comm, Clock::time_point deadline, const std::s
   wait_all(s, &request, 1, deadline, what, {}, poll);
 }
 
+OpenBarrier::OpenBarrier(Session& s, MPI_Comm comm) : s_(s) { MPI_Ibarrier(comm, &request_); }
+
+OpenBarrier::~OpenBarrier() {
+  if (request_ != MPI_REQUEST_NULL) s_.abandon(request_, {});
+}
+
+bool OpenBarrier::entered_by_all() {
+  if (request_ == MPI_REQUEST_NULL) return true;
+  int done = 0;
+  if (MPI_Test(&request_, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;  // wait() names the failure
+  return done != 0;
+}
+
+void OpenBarrier::wait(Clock::time_point deadline, const std::string& what) {
+  if (request_ == MPI_REQUEST_NULL) return;
+  try {
+    wait_all(s_, &request_, 1, deadline, what);
+  } catch (...) {
+    request_ = MPI_REQUEST_NULL;  // wait_all handed it to the session
+    throw;
+  }
+}
+
 void broadcast_bytes(Session& s, MPI_Comm comm, void* data, int bytes, int root, Clock::time_point deadline, const std::string& what) {
   // The caller's buffer: on a deadline it is copied into a kept one would be too late, so the
   // exchange goes through a buffer of our own.
@@ -229,10 +252,14 @@ std::optional<std::string> agree_on_error(Session& s, MPI_Comm comm, const std::
 }
 
 MPI_Comm split(Session& s, MPI_Comm parent, bool member, Clock::time_point deadline, const std::string& what) {
+  return split_by_colour(s, parent, member ? 0 : -1, deadline, what);
+}
+
+MPI_Comm split_by_colour(Session& s, MPI_Comm parent, int colour, Clock::time_point deadline, const std::string& what) {
   barrier(s, parent, deadline, what);
   Session::Watch watch(s, deadline_in(std::chrono::duration<double>(deadline - Clock::now()).count() + 30), "MPI_Comm_split: " + what);
   MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Comm_split(parent, member ? 0 : MPI_UNDEFINED, s.rank(), &comm);
+  MPI_Comm_split(parent, colour >= 0 ? colour : MPI_UNDEFINED, s.rank(), &comm);
   return comm;
 }
 

@@ -55,6 +55,22 @@ std::string broadcast_from_root(Session& s, const std::string& value, Clock::tim
 uint64_t allreduce(Session& s, MPI_Comm comm, uint64_t value, MPI_Op op, Clock::time_point deadline, const std::string& what);
 double allreduce(Session& s, MPI_Comm comm, double value, MPI_Op op, Clock::time_point deadline, const std::string& what);
 void barrier(Session& s, MPI_Comm comm, Clock::time_point deadline, const std::string& what, Poll poll = Poll::relaxed);
+
+// A barrier of `comm` entered now and tested later, so that a rank can go on working until every
+// rank has entered it (a locate group keeps its load on until every group of the round is done).
+class OpenBarrier {
+ public:
+  OpenBarrier(Session& s, MPI_Comm comm);
+  ~OpenBarrier();  // one never completed (the run is ending) is handed to the session, not waited on
+  OpenBarrier(const OpenBarrier&) = delete;
+  OpenBarrier& operator=(const OpenBarrier&) = delete;
+  bool entered_by_all();  // tests it, without waiting
+  void wait(Clock::time_point deadline, const std::string& what);
+
+ private:
+  Session& s_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
 void broadcast_bytes(Session& s, MPI_Comm comm, void* data, int bytes, int root, Clock::time_point deadline, const std::string& what);
 
 // The first failure of any rank of `comm`, as "rank N of the group: text", on every rank (nothing
@@ -65,6 +81,8 @@ std::optional<std::string> agree_on_error(Session& s, MPI_Comm comm, const std::
 // no non-blocking split: the ranks first meet in a barrier with a deadline, and the split itself
 // runs under the session's watchdog.
 MPI_Comm split(Session& s, MPI_Comm parent, bool member, Clock::time_point deadline, const std::string& what);
+// Groups side by side: one sub-communicator per colour >= 0 (ordered by rank), MPI_COMM_NULL for -1.
+MPI_Comm split_by_colour(Session& s, MPI_Comm parent, int colour, Clock::time_point deadline, const std::string& what);
 
 // This rank's place in a group and the group's size; and the end of a group made by split().
 int rank_in(MPI_Comm comm);

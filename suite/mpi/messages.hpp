@@ -72,4 +72,20 @@ struct NcclLogMessage {
 };
 FABRICPROOF_JSON(NcclLogMessage, path, found, error, text)
 
+// --collective-mode locate: rank 0's next round, each world rank's group in it (-1: none), or done.
+struct LocateRoundMessage {
+  bool done = false;
+  std::vector<int> colour;
+};
+FABRICPROOF_JSON(LocateRoundMessage, done, colour)
+
+// What one rank's group measured in a locate round: only the group's first rank (the leader) speaks for it.
+struct LocateGroupMessage {
+  int colour = -1;
+  bool leader = false;
+  std::optional<double> busbw_GBps;
+  std::string reason;
+};
+FABRICPROOF_JSON(LocateGroupMessage, colour, leader, busbw_GBps, reason)
+
 }  // namespace fabricproof::mpi

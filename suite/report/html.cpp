@@ -409,14 +409,19 @@ std::string triage_section(const Report& r) {
   return h;
 }
 
+// A locate answer: its lines, then what it exercised, so a pass claims no more.
+std::string locate_list(const view::LocateView& locate, const std::string& title) {
+  std::string h = "<h3>" + esc(title) + "</h3>\n<ul>";
+  for (const auto& a : locate.answers) h += "<li>" + esc(a) + "</li>";
+  return h + "</ul>\n<p>Exercised: " + esc(locate.exercised) + ". A pass from locate proves no more than these tests.</p>\n";
+}
+
 // The verbs matrices, GPUDirect, the sweeps, the uplink and the NCCL audit.
 std::string measurement_sections(const Report& r) {
   std::string h = "<h2 id=\"verbs\">RDMA verbs matrix</h2>\n";
   const auto mats = view::matrices(r);
   if (const auto locate = r.verbs ? view::verbs_locate(*r.verbs) : view::LocateView{}; locate.present) {
-    h += "<h3>Locate (--verbs-mode locate)</h3>\n<ul>";
-    for (const auto& a : locate.answers) h += "<li>" + esc(a) + "</li>";
-    h += "</ul>\n<p>Exercised: " + esc(locate.exercised) + ". A pass from locate proves no more than these tests.</p>\n";
+    h += locate_list(locate, "Locate (--verbs-mode locate)");
   } else if (mats.empty()) {
     h += "<p>No verbs measurements in this report (see Phases for the reason).</p>\n";
   }
@@ -435,7 +440,9 @@ std::string measurement_sections(const Report& r) {
 
   h += "<h2 id=\"collectives\">Collective sweeps</h2>\n";
   const auto charts = view::sweeps(r);
-  if (charts.empty()) h += "<p>No collective sweeps in this report (see Phases for the reason).</p>\n";
+  const auto located = r.collectives ? view::collective_locate(*r.collectives) : view::LocateView{};
+  if (located.present) h += locate_list(located, "Locate (--collective-mode locate)");
+  if (charts.empty() && !located.present) h += "<p>No collective sweeps in this report (see Phases for the reason).</p>\n";
   for (const auto& c : charts) h += sweep_chart(c);
   const auto scaling = view::scaling(r);
   if (!scaling.empty()) h += "<h3>Scaling 1 &#8594; 2 &#8594; 4 nodes</h3>\n";

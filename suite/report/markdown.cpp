@@ -118,10 +118,9 @@ void curve_table(std::string& md, const VerbsSection& v) {
                       r.pairs ? fmt::format("{:.3g}", r.fastest) : "-", cell(r.slowest_pair));
 }
 
-void locate_section(std::string& md, const VerbsSection& v) {
-  const auto view = view::verbs_locate(v);
+void locate_section(std::string& md, const view::LocateView& view, const std::string& title) {
   if (!view.present) return;
-  md += "\n## Verbs: locate (--verbs-mode locate)\n\n";
+  md += "\n## " + title + "\n\n";
   for (const auto& a : view.answers) md += "- " + cell(a) + "\n";
   md += "\nExercised: " + cell(view.exercised) + ". A pass from locate proves no more than these tests.\n";
 }
@@ -309,11 +308,12 @@ void component_tables(std::string& md, const Report& r) {
 // What the fabric phases measured.
 void measurement_tables(std::string& md, const Report& r) {
   if (r.verbs) verbs_setup(md, *r.verbs);
-  if (r.verbs) locate_section(md, *r.verbs);
+  if (r.verbs) locate_section(md, view::verbs_locate(*r.verbs), "Verbs: locate (--verbs-mode locate)");
   for (const auto& m : view::matrices(r)) matrix_table(md, m);
   if (r.verbs) curve_table(md, *r.verbs);
   if (r.gpudirect) gpudirect_table(md, *r.gpudirect);
   if (r.collectives) collectives_tables(md, *r.collectives);
+  if (r.collectives) locate_section(md, view::collective_locate(*r.collectives), "Collectives: locate (--collective-mode locate)");
   if (r.uplink) uplink_table(md, *r.uplink);
   if (const auto audit = view::nccl_audit(r); audit.present) nccl_table(md, audit);
 

@@ -121,6 +121,22 @@ LocateView verbs_locate(const VerbsSection& section) {
   return v;
 }
 
+LocateView collective_locate(const CollectivesSection& section) {
+  LocateView v;
+  if (!section.locate) return v;
+  const auto& l = *section.locate;
+  v.present = true;
+  for (const auto& f : l.faults) v.answers.push_back(f.summary);
+  for (const auto& u : l.unresolved) v.answers.push_back("not settled: " + u);
+  if (l.rounds == 0) v.answers.push_back(fmt::format("no round ran: locate needs two nodes or more (it had {})", l.nodes));
+  else if (v.answers.empty()) v.answers.push_back("every node cleared: no node named");
+  v.exercised = fmt::format("{} round(s) of {} at {} bytes over {} node(s){}; {} group test(s); nodes tested: {} of {}; {} transient dip(s) "
+                            "(a slow group whose halves were not)",
+                            l.rounds, l.op, l.bytes, l.nodes, l.ranks_as_nodes ? " (each rank standing for a node)" : "", l.tests.size(),
+                            l.nodes_tested, l.nodes, l.transient_dips);
+  return v;
+}
+
 std::vector<Matrix> matrices(const Report& report) {
   std::vector<Matrix> out;
   // locate tests a few pairs of a large fabric: its answer lines stand in for a mostly empty matrix

@@ -83,6 +83,8 @@ struct LocateView {
   std::string exercised;             // "5 rounds; 4 096 of 2 095 104 pairs (0.2%), 528 of 528 leaf paths, 1 024 of 1 024 nodes; 3 transient dip(s)"
 };
 LocateView verbs_locate(const VerbsSection& section);
+// --collective-mode locate, the same way: its answer lines, then the rounds and groups it ran.
+LocateView collective_locate(const CollectivesSection& section);
 
 // The verbs bandwidth curve (--verbs-sizes): per size, the pairs measured and their slowest,
 // median and fastest RDMA WRITE figure (Gb/s), and which pair was slowest.

@@ -224,7 +224,9 @@ void check_collectives(const ClusterSpec& spec, const Report& r, std::vector<Fin
     out.push_back(spec_finding(CheckId::spec_busbw_floor, subject, busbw && *busbw >= floor.busbw_GBps, busbw ? json(*busbw) : json("not measured"),
                                fmt::format(">= {} GB/s busbw", floor.busbw_GBps),
                                busbw ? "Below the spec's busbw floor: see the collectives and NCCL audit findings (transport, NIC ceiling)."
-                                     : "This size was not measured on this many nodes: check --max-bytes (and the memory clip) and the node count."));
+                               : r.collectives && r.collectives->locate
+                                   ? "--collective-mode locate measures groups to name slow nodes, not the scaling sweep: the floor needs --collective-mode scaling."
+                                   : "This size was not measured on this many nodes: check --max-bytes (and the memory clip) and the node count."));
   }
 }
 

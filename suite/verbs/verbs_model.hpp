@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/json_optional.hpp"
+#include "core/located_fault.hpp"
 #include "core/status.hpp"
 
 namespace fabricproof {
@@ -114,19 +115,7 @@ struct PairResult {
   std::map<std::string, std::map<std::string, int64_t>> counter_deltas;
 };
 
-// --verbs-mode locate: a fault the localisation named, with the pairs (task ids) that named it and
-// those that cleared its partners (or, for a leaf, its nodes among themselves).
-struct LocatedFault {
-  std::string kind;                // node, port, link, leaf (suite/locate)
-  std::string summary;             // "node17: slow with every partner on all 8 rails, 0.68 of the typical pair, 40 test(s)"
-  std::vector<std::string> hosts;  // the node, or the link's two ends
-  std::string device;              // the rail's HCA on the (first) host, for a port, a link or a leaf
-  int leaf = -1;
-  double ratio = 0;                // against the rail's typical pair; 0: no test with it completed
-  std::vector<int> implicating;
-  std::vector<int> clearing;
-};
-
+// --verbs-mode locate: its faults (core/located_fault.hpp) name verbs task ids as their tests.
 // What --verbs-mode locate ran and found, and how much of the fabric it exercised: a pass from
 // locate claims no more than the pairs and leaf-to-leaf paths it tested.
 struct VerbsLocate {
@@ -153,7 +142,6 @@ struct VerbsSection {
   std::vector<PairResult> remeasured;  // the rounds run again (VerbsOptions::remeasure), every pair of them
   std::optional<VerbsLocate> locate;   // --verbs-mode locate
 };
-FABRICPROOF_JSON(LocatedFault, kind, summary, hosts, device, leaf, ratio, implicating, clearing)
 FABRICPROOF_JSON(VerbsLocate, rounds, nodes, rails, leaves_known, transient_dips, faults, unresolved, leaf_map_problems, pairs_tested, pairs_total,
                  leaf_paths_tested, leaf_paths_total, nodes_tested)
 

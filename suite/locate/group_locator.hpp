@@ -11,6 +11,7 @@
 // suspect groups is still compared like with like (bus bandwidth moves with the group's size).
 // Pure: no MPI, no device.
 #include <cstdint>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -48,6 +49,7 @@ class GroupLocator {
   std::vector<int> cleared_pool() const;
   void add_controls(std::vector<GroupTest>& tests, std::vector<int>& pool, std::vector<bool>& busy);
   void judge_single(int node, int partner, bool slow, size_t result);
+  std::map<size_t, double> references(const std::vector<GroupResult>& round) const;
   double naming_bar() const;  // a single test below this ratio implicates its node
   void name_node(int node, const std::vector<size_t>& implicating);
 
@@ -62,6 +64,7 @@ class GroupLocator {
   std::vector<int> singles_;                // nodes to test with cleared partners
   std::vector<bool> cleared_, named_node_;
   std::vector<std::vector<int>> slow_partners_;  // per node: cleared partners that found it slow
+  std::map<size_t, std::vector<double>> healthy_values_;  // per group size: controls, the first round's groups not slow
   std::vector<double> noise_ratios_;  // the first round's and every control group's ratio: the fabric's noise
   bool noise_known() const { return noise_ratios_.size() >= 12; }
   std::vector<std::string> unsettled_;

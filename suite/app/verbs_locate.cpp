@@ -52,7 +52,7 @@ void LocateDriver::read_leaves(const std::string& name) {
     leaf_map_problems_.push_back(name + ": no such file");
     return;
   }
-  const auto map = locate::parse_leaf_map(*text, name);
+  const auto map = locate::read_leaf_map(*text, name);
   leaf_map_problems_ = map.errors;
   if (!map.errors.empty()) return;
   const auto missing = locate::assign_leaves(fabric_, map, devices_);

@@ -181,8 +181,8 @@ struct VerbsCli {
                    "bad node, port, link or leaf) or auto (locate above 16 nodes, else rounds)")
         ->check(CLI::IsMember({"auto", "rounds", "isolated", "locate"}))->group(group);
     run.add_option("--leaf-map", v.leaf_map,
-                   "File of '<host> <leaf>' or '<host> <device> <leaf>' lines: the leaf switch each HCA hangs from, so that locate "
-                   "tells a leaf's uplinks from its nodes and crosses every leaf-to-leaf path")
+                   "File of '<host> <leaf>' or '<host> <device> <leaf>' lines, or an ibnetdiscover topology file: the leaf switch "
+                   "each HCA hangs from, so that locate tells a leaf's uplinks from its nodes and crosses every leaf-to-leaf path")
         ->check(CLI::ExistingFile)->group(group);
     run.add_flag("--verbs-locate-isolated", v.locate_isolated,
                  "Run each locate round's pairs one at a time (as --verbs-mode isolated), where the hosts cannot run pairs side by side")

@@ -2,14 +2,40 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <sstream>
+
+#include "cabling/ibnetdiscover.hpp"
 
 namespace fabricproof::locate {
 
 std::string LeafMap::leaf_of(const std::string& host, const std::string& device) const {
   if (auto d = by_device.find({host, device}); d != by_device.end()) return d->second;
   if (auto h = by_host.find(host); h != by_host.end()) return h->second;
+  // A fabric names its hosts as their node descriptions do, often the short name of a full one.
+  if (const auto dot = host.find('.'); dot != std::string::npos) return leaf_of(host.substr(0, dot), device);
   return {};
+}
+
+LeafMap read_leaf_map(const std::string& text, const std::string& name) {
+  if (!cabling::looks_like_ibnetdiscover(text)) return parse_leaf_map(text, name);
+  LeafMap map;
+  const auto topology = cabling::parse_ibnetdiscover(text, name);
+  map.errors = topology.errors;
+  std::set<std::string> ambiguous;
+  for (const auto& port : cabling::ca_ports(topology)) {
+    std::istringstream words(port.node_desc);
+    std::string host, device;
+    if (!(words >> host >> device)) continue;  // a CA without "<hostname> <device>": no node of the run can be it
+    const auto [at, fresh] = map.by_device.emplace(std::pair{host, device}, "S-" + port.switch_guid);
+    if (!fresh && at->second != "S-" + port.switch_guid && ambiguous.insert(port.node_desc).second)
+      map.errors.push_back(fmt::format("{}: '{}' is cabled to {} and to S-{}: the node descriptions do not name one HCA each (set them "
+                                       "to '<hostname> <device>': rdma-ndd)",
+                                       name, port.node_desc, at->second, port.switch_guid));
+  }
+  if (map.by_device.empty() && map.errors.empty())
+    map.errors.push_back(name + ": no CA port in it is named '<hostname> <device>' (set the node descriptions: rdma-ndd)");
+  return map;
 }
 
 LeafMap parse_leaf_map(std::string_view text, const std::string& name) {

@@ -22,6 +22,10 @@ struct LeafMap {
 };
 
 LeafMap parse_leaf_map(std::string_view text, const std::string& name);
+// The --leaf-map file as either form: an ibnetdiscover topology file gives each cabled CA port's
+// switch (its GUID) as the leaf of "<host> <device>", read from the CA's node description (rdma-ndd
+// sets it to "<hostname> <device>"); anything else is read as the lines above.
+LeafMap read_leaf_map(const std::string& text, const std::string& name);
 
 // Leaves numbered per rail for the planner, from the HCA on each rail of each node (devices[node][rail],
 // empty where the node has no such rail). A map that leaves some HCA out gives no leaves at all

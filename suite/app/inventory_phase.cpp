@@ -9,6 +9,7 @@
 #include "mpi/exchange.hpp"
 #include "mpi/messages.hpp"
 #include "inventory/host.hpp"
+#include "inventory/neighbours.hpp"
 #include "inventory/network.hpp"
 #include "inventory/hwloc_topology.hpp"
 #if FABRICPROOF_HAVE_VERBS
@@ -66,6 +67,7 @@ NodeFacts probe_this_rank(const RunOptions& options, mpi::Session& session) {
 #else
     node.absent.push_back({"cuda", "built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)"});
 #endif
+    guarded(node, "lldpcli", [&] { probe::read_port_neighbours(node); });  // after the ports are known
     // The path back to the launch node (mpirun's or srun's), the job's control path: it must not
     // depend on the data fabric. The launcher's own address comes with the environment.
     if (const auto launch = launch_from_environment(); session.local_rank() == 0 && !launch.launch_node_address.empty()) {

@@ -265,7 +265,7 @@ void run_inventory(RunState& s) {
     record.verdict = Verdict::error;
     record.reason = "inventory gathered, health rules not evaluated: the profile is invalid";
   } else if (wanted(s.options, "inventory")) {
-    const auto findings = check_inventory(s.cluster, s.profile, InventoryCheckOptions{s.options.expect_nodes});
+    const auto findings = check_inventory(s.cluster, s.profile, InventoryCheckOptions{s.options.expect_nodes, s.options.check_cabling});
     s.report.findings.insert(s.report.findings.end(), findings.begin(), findings.end());  // after the spec's load errors
     record.verdict = worst_verdict(findings);
     if (record.verdict == Verdict::skip) record.verdict = Verdict::pass;
@@ -421,7 +421,7 @@ void run_phases(RunState& s) {
 // inventory phase judges it when selected), and the cluster spec, fail-closed.
 void judge_the_run(RunState& s) {
   if (!wanted(s.options, "inventory")) {
-    const auto count = check_node_count(s.cluster, s.profile, InventoryCheckOptions{s.options.expect_nodes});
+    const auto count = check_node_count(s.cluster, s.profile, InventoryCheckOptions{s.options.expect_nodes, s.options.check_cabling});
     s.report.findings.insert(s.report.findings.end(), count.begin(), count.end());
   }
   if (!s.spec) return;

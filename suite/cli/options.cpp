@@ -133,6 +133,9 @@ struct RunCli {
     app.add_option("--root", run.root, "Filesystem root the inventory reads (a saved sysfs tree; default /)");
     app.add_flag("-q,--quiet", run.quiet, "Print only the final summary");
     app.add_flag("--json-lines", run.json_lines, "Print progress and the summary as one JSON object per line (for log shippers)");
+    app.add_flag("--check-cabling", run.check_cabling,
+                 "Judge the cabling rail by rail: each port's switch from lldpd (RoCE), HCA i of every node on one leaf, the HCAs "
+                 "on a leaf at one PCIe address; a port whose neighbour was not read is not proven");
     // Not checked here: the logs may exist only on the launch node; rank 0 reads them (nccl_audit phase).
     app.add_option("--nccl-logs", run.nccl_logs, "NCCL_DEBUG=INFO logs (one per rank or combined) for the nccl_audit phase, read by rank 0");
   }

@@ -25,6 +25,7 @@ struct RunOptions {
   std::string root = "/";      // filesystem root the probe reads (fixture trees in tests)
   bool quiet = false;
   bool json_lines = false;     // one JSON event per line on stdout, for log shippers
+  bool check_cabling = false;  // --check-cabling: judge each port's neighbour switch rail by rail (suite/cabling)
   VerbsOptions verbs;
   SweepOptions collectives;
   UplinkOptions uplink;

@@ -2,12 +2,15 @@
 
 #include "inventory/network.hpp"
 
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <charconv>
+#include <cstring>
 
 #include <chrono>
 #include <regex>
@@ -196,41 +199,58 @@ std::string cpus_allowed() {
   return out;
 }
 
+ToolOutput run_tool(const std::string& path, const std::vector<std::string>& args, double timeout_s) {
+  if (access(path.c_str(), X_OK) != 0) return {false, "", path + " not found"};
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return {false, "", "pipe: " + std::string(std::strerror(errno))};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  std::vector<std::string> words = args;
+  words.insert(words.begin(), path);
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  if (rc != 0) {
+    close(pipe_fds[0]);
+    return {false, "", path + ": " + std::strerror(rc)};
+  }
+  // Read as it writes (a full pipe would stall it), to a deadline: a wedged tool must not hang the inventory.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+  ToolOutput out{true, "", ""};
+  int status = 0;
+  for (bool exited = false; !exited;) {
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) out.output.append(buffer, static_cast<size_t>(n));
+    exited = waitpid(pid, &status, WNOHANG) != 0;
+    if (!exited && std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      close(pipe_fds[0]);
+      return {false, out.output, fmt::format("{} did not finish in {:.0f} s", path, timeout_s)};
+    }
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (char buffer[4096]; const ssize_t n = read(pipe_fds[0], buffer, sizeof(buffer));) {
+    if (n <= 0) break;
+    out.output.append(buffer, static_cast<size_t>(n));
+  }
+  close(pipe_fds[0]);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {false, out.output, fmt::format("{} exited with status {}", path, WIFEXITED(status) ? WEXITSTATUS(status) : -1)};
+  return out;
+}
+
 std::string ofed_info_version() {
   for (const char* tool : {"/usr/bin/ofed_info", "/usr/sbin/ofed_info"}) {
     if (access(tool, X_OK) != 0) continue;
-    int pipe_fds[2];
-    if (pipe(pipe_fds) != 0) return "";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-    char arg0[] = "ofed_info";
-    char arg1[] = "-s";
-    char* argv[] = {arg0, arg1, nullptr};
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, tool, &actions, nullptr, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(pipe_fds[1]);
-    std::string output;
-    if (rc == 0) {
-      // Deadline: a wedged tool must not hang the inventory.
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      int status = 0;
-      while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (std::chrono::steady_clock::now() > deadline) {
-          kill(pid, SIGKILL);
-          waitpid(pid, &status, 0);
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      char buffer[256];
-      ssize_t n = 0;
-      while ((n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) output.append(buffer, static_cast<size_t>(n));
-    }
-    close(pipe_fds[0]);
-    output = trim(output);
+    auto output = trim(run_tool(tool, {"-s"}, 10).output);
     if (!output.empty() && output.back() == ':') output.pop_back();  // "MLNX_OFED_LINUX-5.8-1.0.1.1:"
     return output;
   }

@@ -23,6 +23,13 @@ NodeFacts probe_node_files(const std::filesystem::path& root, bool read_vpd = tr
 std::map<std::string, std::string> relevant_environment(char** envp);
 // This process's CPU affinity as a cpulist ("0-3,8").
 std::string cpus_allowed();
+// A tool's standard output, read as it runs, to a deadline (then killed). `ran`: it exited 0.
+struct ToolOutput {
+  bool ran = false;
+  std::string output;
+  std::string error;  // why not: not found, the exit status, the deadline
+};
+ToolOutput run_tool(const std::string& path, const std::vector<std::string>& args, double timeout_s);
 // `ofed_info -s` when the tool exists (MLNX_OFED / DOCA-OFED), with a deadline.
 std::string ofed_info_version();
 

@@ -56,6 +56,17 @@ struct PortQos {
   std::string rdma_cm_unread;
 };
 
+// Who a port is cabled to: the switch and switch port its neighbour table names, or why it was
+// not read (suite/cabling; judged with --check-cabling).
+struct PortNeighbour {
+  std::string source;       // "lldpd" (RoCE)
+  std::string switch_name;  // the LLDP system name, else the chassis id
+  std::string switch_id;    // the chassis id ("mac 70:06:92:6e:32:64")
+  std::string switch_port;  // the port id ("Ethernet184")
+  std::string switch_port_descr;
+  std::string unread;       // why none was read; "" when one was
+};
+
 struct PortFacts {
   int port = 1;
   std::string state;       // ibv names: DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER
@@ -78,6 +89,7 @@ struct PortFacts {
   std::string netdev_operstate;
   PortQos qos;
   std::map<std::string, uint64_t> counters;  // counters/ and hw_counters/, for reference
+  std::optional<PortNeighbour> neighbour;    // absent: not asked (a saved tree, a build without the probe)
 };
 
 struct RdmaDevice {
@@ -211,9 +223,10 @@ FABRICPROOF_JSON(PcieLink, current_gts, max_gts, current_gen, max_gen, current_w
 FABRICPROOF_JSON(GidEntry, index, gid, type, netdev)
 FABRICPROOF_JSON(PortQos, traffic_class, ecn_np_enabled_prio3, ecn_rp_enabled_prio3, dcb, default_roce_mode, default_roce_tos, rdma_cm_unread)
 FABRICPROOF_JSON(NetInterface, name, operstate, mtu, ipv4, rdma)
+FABRICPROOF_JSON(PortNeighbour, source, switch_name, switch_id, switch_port, switch_port_descr, unread)
 FABRICPROOF_JSON(PortFacts, port, state, phys_state, width_code, speed_code, width, speed_name,
                  rate_gbps, link_layer, active_mtu, max_mtu, active_mtu_source, lid, sm_lid, gids,
-                 roce_v2_gid_index, netdev, netdev_mtu, netdev_operstate, qos, counters)
+                 roce_v2_gid_index, netdev, netdev_mtu, netdev_operstate, qos, counters, neighbour)
 FABRICPROOF_JSON(RdmaDevice, name, hca_type, board_id, fw_ver, node_guid, sys_image_guid, board_name, part_number, serial_number, pci,
                  parent, driver, numa_node, pcie, dmabuf_supported, dmabuf_detail, ports)
 FABRICPROOF_JSON(GpuFacts, index, name, uuid, serial, pci, numa_node, memory_bytes, compute_capability,

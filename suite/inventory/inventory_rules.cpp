@@ -1,5 +1,7 @@
 #include "inventory/inventory_rules.hpp"
 
+#include "cabling/rails.hpp"
+
 
 #include <fmt/format.h>
 
@@ -352,7 +354,36 @@ std::vector<Finding> check_inventory(const ClusterFacts& cluster, const Profile&
   out.insert(out.end(), consistency.begin(), consistency.end());
   for (auto more : {check_roce_qos(cluster, profile), check_nccl_environment(cluster), check_control_path(cluster)})
     out.insert(out.end(), more.begin(), more.end());
+  if (options.check_cabling) {
+    const auto cabling = check_cabling(cluster);
+    out.insert(out.end(), cabling.begin(), cabling.end());
+  }
   return out;
+}
+
+std::vector<Finding> check_cabling(const ClusterFacts& cluster) {
+  std::vector<cabling::CabledPort> ports;
+  for (const auto& node : cluster.nodes) {
+    auto devices = node.rdma_devices;
+    std::sort(devices.begin(), devices.end(), [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
+    int rail = 0;
+    for (const auto& d : devices)
+      for (const auto& p : d.ports) {
+        cabling::CabledPort c{node.host, d.name, p.port, d.pci, rail++, std::nullopt, "", "", ""};
+        if (!p.neighbour) c.unread = "its neighbour was not asked (a saved tree, or a probe that failed: see the probe errors)";
+        else if (!p.neighbour->unread.empty()) c.unread = p.neighbour->unread;
+        else c.switch_name = p.neighbour->switch_name;
+        if (p.neighbour) {
+          c.switch_port = p.neighbour->switch_port;
+          c.source = p.neighbour->source;
+        }
+        ports.push_back(std::move(c));
+      }
+  }
+  if (ports.empty())
+    return {Finding(CheckId::cabling_unread, Subject::cluster(), Verdict::not_proven, "no RDMA port on any node", "every port's neighbour switch",
+                    "--check-cabling judges RDMA ports", "No RDMA port was found: there is no cabling to prove.")};
+  return cabling::check_rails(ports, {});
 }
 
 }  // namespace fabricproof

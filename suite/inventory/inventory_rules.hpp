@@ -11,7 +11,12 @@ namespace fabricproof {
 
 struct InventoryCheckOptions {
   std::optional<int> expect_nodes;  // --expect-nodes; overrides the profile's cluster.nodes
+  bool check_cabling = false;       // --check-cabling: the rail rules of suite/cabling over each port's neighbour
 };
+
+// --check-cabling: every port with the switch its neighbour table names (or why none), its rail
+// being its place among the node's ports (HCAs by name), judged by cabling::check_rails.
+std::vector<Finding> check_cabling(const ClusterFacts& cluster);
 
 // The nodes that answered against --expect-nodes (or the profile's cluster.nodes): judged whatever
 // phases run, since a run on fewer nodes than ordered proves nothing about the missing ones.

@@ -131,6 +131,19 @@ TEST(Localhost, ExpectNodesIsJudgedWithoutTheInventoryPhase) {
   EXPECT_EQ(f[0]["verdict"], "fail");
 }
 
+// --check-cabling with nothing to judge (this machine has no RDMA port; on one with ports and no
+// lldpd each port is unread): not proven, never a pass.
+TEST(Localhost, CheckCablingWithoutNeighboursIsNotProven) {
+  test::TempDir tmp("check-cabling");
+  const auto o = run_shell(mpirun(1) + " run --phases inventory --check-cabling --out " + tmp.path().string(), tmp.path() / "log");
+  const auto report = read_report(tmp.path());
+  const auto unread = findings_with_id(report, "cabling_unread");
+  ASSERT_FALSE(unread.empty()) << o.output;
+  for (const auto& f : unread) EXPECT_EQ(f["verdict"], "not_proven") << f.dump();
+  EXPECT_TRUE(findings_with_id(report, "cabling_rail").empty() || report["verdict"] != "pass");
+  EXPECT_EQ(o.exit_code, 3) << o.output;
+}
+
 // A spec is judged at the end of every run: one that declares more nodes than answered fails,
 // whatever phases ran, and names what is missing.
 TEST(Localhost, ASpecOfMoreNodesFailsWhateverPhasesRan) {

@@ -1,6 +1,7 @@
 // ibnetdiscover topology files and lldpd neighbour tables, real ones (tests/fixtures/cabling, each
 // with its source and a ground truth computed apart from this code and checked by hand): every
 // cabled CA port with its switch and switch port, the leaves, and every LLDP neighbour record.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -139,6 +140,146 @@ TEST(Cabling, AnIbnetdiscoverFileIsALeafMap) {
   ASSERT_EQ(unnamed.errors.size(), 1u);
   EXPECT_NE(unnamed.errors[0].find("x5.topo: 'MT25408 ConnectX Mellanox Technologies' is cabled to S-"), std::string::npos) << unnamed.errors[0];
   EXPECT_EQ(fabricproof::locate::read_leaf_map("node1 leafA\n", "map.txt").leaf_of("node1", "mlx5_0"), "leafA");
+}
+
+}  // namespace
+
+#include "cabling/rails.hpp"
+
+namespace {
+
+const std::vector<std::string> kSlots = {"0000:17:00.0", "0000:2a:00.0", "0000:3d:00.0", "0000:5d:00.0",
+                                         "0000:9a:00.0", "0000:ab:00.0", "0000:bd:00.0", "0000:db:00.0"};
+
+// Four nodes of eight rails, HCA i of every node on leaf-rail<i>, each node on switch port
+// Ethernet<4*node>.
+std::vector<CabledPort> eight_rails() {
+  std::vector<CabledPort> ports;
+  for (int node = 1; node <= 4; ++node)
+    for (int rail = 0; rail < 8; ++rail)
+      ports.push_back({fmt::format("node{}", node), fmt::format("mlx5_{}", rail), 1, kSlots[static_cast<size_t>(rail)], rail,
+                       fmt::format("leaf-rail{}", rail), fmt::format("Ethernet{}", 4 * node), "", "lldpd"});
+  return ports;
+}
+
+std::vector<std::string> failed(const std::vector<fabricproof::Finding>& findings, const std::string& id) {
+  std::vector<std::string> out;
+  for (const auto& f : findings)
+    if (f.id == id && f.verdict == fabricproof::Verdict::fail) out.push_back(f.subject.text());
+  return out;
+}
+
+TEST(CablingRails, ARailOptimisedClusterPassesEveryRail) {
+  const auto findings = check_rails(eight_rails(), {});
+  ASSERT_FALSE(findings.empty());
+  int passes = 0;
+  for (const auto& f : findings) {
+    EXPECT_NE(f.verdict, fabricproof::Verdict::fail) << f.subject.text();
+    passes += f.id == "cabling_rail" && f.verdict == fabricproof::Verdict::pass;
+  }
+  EXPECT_EQ(passes, 8);
+}
+
+// node3's cards in slots 0 and 1 swapped (each card keeps its cable): by device, node3's mlx5_0
+// and mlx5_1 reach each other's rail; by PCIe address, node3 is the odd node on both leaves.
+TEST(CablingRails, OneHcaSwappedBetweenTwoSlotsOnOneNodeNamesThatNode) {
+  auto ports = eight_rails();
+  for (auto& p : ports)
+    if (p.host == "node3" && p.rail < 2) p.switch_name = fmt::format("leaf-rail{}", 1 - p.rail);
+  const auto findings = check_rails(ports, {});
+  EXPECT_EQ(failed(findings, "cabling_rail"), (std::vector<std::string>{"node3/mlx5_0:1", "rail 0", "node3/mlx5_1:1", "rail 1"}));
+  EXPECT_EQ(failed(findings, "cabling_pci_slot"), (std::vector<std::string>{"node3/mlx5_1:1", "node3/mlx5_0:1"}));
+  for (const auto& f : findings)
+    if (f.id == "cabling_rail" && f.subject.text() == "node3/mlx5_0:1") {
+      EXPECT_EQ(f.measured["switch"], "leaf-rail1");
+      EXPECT_EQ(f.expected["switch"], "leaf-rail0");
+    }
+}
+
+TEST(CablingRails, DeclaredSwitchesUnreadPortsAndSharedLeaves) {
+  auto ports = eight_rails();
+  for (auto& p : ports)
+    if (p.rail == 7) p.switch_name = "leaf-rail6";  // every rail-7 cable on rail 6's leaf
+  ports[0].switch_name.reset();
+  ports[0].unread = "lldpcli: no neighbour heard on ens1np0";
+  RailPlan plan;
+  for (int rail = 0; rail < 8; ++rail) plan.switches.push_back(fmt::format("leaf-rail{}", rail));
+  plan.rail_optimised = true;
+  const auto findings = check_rails(ports, plan);
+  EXPECT_EQ(failed(findings, "cabling_rail").size(), 4u + 1u) << "four rail-7 ports against the spec, and rail 7";
+  bool unread = false;
+  for (const auto& f : findings) unread |= f.id == "cabling_unread" && f.verdict == fabricproof::Verdict::not_proven && f.subject.text() == "node1/mlx5_0:1";
+  EXPECT_TRUE(unread);
+  EXPECT_TRUE(failed(findings, "cabling_rail_shared").empty()) << "the spec's switches are distinct";
+  plan.switches.clear();  // by majority, rails 6 and 7 now share leaf-rail6
+  EXPECT_EQ(failed(check_rails(ports, plan), "cabling_rail_shared"), std::vector<std::string>{"leaf-rail6"});
+}
+
+}  // namespace
+
+#include "facts.hpp"
+#include "inventory/inventory_rules.hpp"
+#include "inventory/neighbours.hpp"
+
+namespace {
+
+// A GPU node of the unifabric sample (06): four RoCE HCAs on ens108np0, ens110np0, ens841np0,
+// ens842np0 (LEAF01..04, each on Ethernet184), as mlx5_0..3.
+fabricproof::NodeFacts sample_06_node(const std::string& host) {
+  std::vector<fabricproof::RdmaDevice> devices;
+  const std::vector<std::string> netdevs = {"ens108np0", "ens110np0", "ens841np0", "ens842np0"};
+  for (size_t i = 0; i < netdevs.size(); ++i) {
+    auto port = fabricproof::test::roce_port();
+    port.netdev = netdevs[i];
+    auto d = fabricproof::test::hca(fmt::format("mlx5_{}", i), port);
+    d.pci = kSlots[i];
+    devices.push_back(d);
+  }
+  auto node = fabricproof::test::node(host, devices);
+  fabricproof::probe::assign_port_neighbours(node, read("06-lldpcli-json0-gpu-node-four-rail-leaves.txt"), "");
+  return node;
+}
+
+TEST(CablingProbe, EachRocePortGetsItsLldpNeighbourOrWhyNot) {
+  auto node = sample_06_node("gpu1");
+  ASSERT_EQ(node.rdma_devices.size(), 4u);
+  const auto& n = node.rdma_devices[2].ports[0].neighbour;
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->switch_name, "LEAF03");
+  EXPECT_EQ(n->switch_port, "Ethernet184");
+  EXPECT_EQ(n->switch_id, "mac 70:06:92:6e:32:1c");
+  EXPECT_TRUE(n->unread.empty());
+  node.rdma_devices[0].ports[0].netdev = "ens9np0";  // a port lldpd hears nothing on
+  node.rdma_devices[1].ports[0] = fabricproof::test::ib_port();
+  fabricproof::probe::assign_port_neighbours(node, read("06-lldpcli-json0-gpu-node-four-rail-leaves.txt"), "");
+  EXPECT_NE(node.rdma_devices[0].ports[0].neighbour->unread.find("no LLDP neighbour heard on ens9np0"), std::string::npos);
+  EXPECT_NE(node.rdma_devices[1].ports[0].neighbour->unread.find("ibnetdiscover"), std::string::npos);
+  fabricproof::probe::assign_port_neighbours(node, "", "lldpcli not found: install and run lldpd to read each port's switch");
+  EXPECT_EQ(node.rdma_devices[3].ports[0].neighbour->unread, "lldpcli not found: install and run lldpd to read each port's switch");
+}
+
+// Four such nodes; on gpu3 the rail-0 cable moved to LEAF02: --check-cabling names gpu3's
+// mlx5_0, LEAF02 and LEAF01, and nobody else; without lldpd every port is not proven.
+TEST(CablingProbe, CheckCablingNamesTheMovedCableFromTheInventory) {
+  std::vector<fabricproof::NodeFacts> nodes;
+  for (int i = 1; i <= 4; ++i) nodes.push_back(sample_06_node(fmt::format("gpu{}", i)));
+  EXPECT_TRUE(failed(fabricproof::check_cabling(fabricproof::test::cluster(nodes)), "cabling_rail").empty());
+  nodes[2].rdma_devices[0].ports[0].neighbour->switch_name = "LEAF02";
+  const auto findings = fabricproof::check_cabling(fabricproof::test::cluster(nodes));
+  EXPECT_EQ(failed(findings, "cabling_rail"), (std::vector<std::string>{"gpu3/mlx5_0:1", "rail 0"}));
+  for (const auto& f : findings)
+    if (f.subject.text() == "gpu3/mlx5_0:1" && f.id == "cabling_rail") {
+      EXPECT_EQ(f.measured["switch"], "LEAF02");
+      EXPECT_EQ(f.expected["switch"], "LEAF01");
+    }
+  for (auto& n : nodes) fabricproof::probe::assign_port_neighbours(n, "", "lldpcli not found");
+  int unread = 0;
+  for (const auto& f : fabricproof::check_cabling(fabricproof::test::cluster(nodes))) {
+    EXPECT_NE(f.verdict, fabricproof::Verdict::pass) << f.subject.text();
+    unread += f.id == "cabling_unread";
+  }
+  EXPECT_EQ(unread, 16);
+  EXPECT_EQ(fabricproof::check_cabling(fabricproof::test::cluster({})).at(0).verdict, fabricproof::Verdict::not_proven);
 }
 
 }  // namespace

@@ -335,12 +335,13 @@ TEST(Report, RealLabReportRoundTripsUnchanged) {
   // NCCL communicator and buffers (today's defaults: the sweep's `timing` says what an older run
   // used), the verbs size curve (none then), why a rank drives an endpoint (not recorded then), and
   // locate's leaf map and one-pair-at-a-time flag, the collective mode, ranks standing for nodes and
-  // the collective locate section (locate did not exist; the mode reads back as the CLI's "auto").
+  // the collective locate section (locate did not exist; the mode reads back as the CLI's "auto"),
+  // and each port's neighbour switch (null: not asked then).
   const std::vector<std::string> newer = {"/qos/dcb", "/default_route_interface", "/interfaces", "/launch_node_address", "/launch_route_interface",
                                            "/qos/default_roce_mode", "/qos/default_roce_tos", "/qos/rdma_cm_unread", "/time_stat", "/timing",
                                            "/nccl_logs_missing", "/options/margin_s", "/options/traffic_class", "/options/traffic_class_source", "/options/remeasure", "/remeasured", "/triage", "/subnet_managers", "/subnet_managers_unread",
                                            "/options/nccl_comm", "/options/gpu_buffers", "/options/relaxed_ordering", "/options/sizes", "/placement",
-                                           "/options/leaf_map", "/options/locate_isolated", "/options/mode", "/options/ranks_as_nodes", "/collectives/locate",
+                                           "/options/leaf_map", "/options/locate_isolated", "/options/mode", "/options/ranks_as_nodes", "/collectives/locate", "/neighbour",
                                            "/target"};  // a pair's subject, typed (read back from its text)
   for (const auto& d : differences) {
     const auto path = d.at("path").get<std::string>();

@@ -14,6 +14,8 @@
 #include "inventory/inventory_rules.hpp"
 #include "launch/launch.hpp"
 #include "core/located_error.hpp"
+#include "core/text_file.hpp"
+#include "inventory/ib_neighbours.hpp"
 #include "core/profile.hpp"
 #include "mpi/exchange.hpp"
 #include "mpi/messages.hpp"
@@ -252,6 +254,17 @@ bool wanted(const RunOptions& o, const std::string& phase) {
   return std::find(o.phases.begin(), o.phases.end(), phase) != o.phases.end();
 }
 
+// --ibnetdiscover FILE into the InfiniBand ports' neighbours; a file that cannot be read leaves each
+// such port unread with the reason (a cabling check then says not proven, naming the file).
+void read_ibnetdiscover(const std::string& path, ClusterFacts& cluster) {
+  std::optional<std::string> text;
+  const auto failed = failure_of([&] { text = read_regular_file(path, 256u << 20); });
+  cabling::IbTopology topology;
+  if (!text) topology.errors.push_back(fmt::format("--ibnetdiscover {}: cannot be read{}", path, failed ? " (" + *failed + ")" : ""));
+  else topology = cabling::parse_ibnetdiscover(*text, path);
+  apply_ibnetdiscover(cluster, topology, path);
+}
+
 void run_inventory(RunState& s) {
   const auto started = SteadyClock::now();
   s.phase_started = started;
@@ -260,6 +273,7 @@ void run_inventory(RunState& s) {
   s.cluster = gather_inventory(s.options, s.session);
   if (!s.session.is_root()) return;
   PhaseRecord record{"inventory", Verdict::pass, "", 0};
+  if (!s.options.ibnetdiscover.empty()) read_ibnetdiscover(s.options.ibnetdiscover, s.cluster);
   set_cluster(s.report, s.cluster);
   if (!s.profile_ok) {
     record.verdict = Verdict::error;

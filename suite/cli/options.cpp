@@ -136,6 +136,10 @@ struct RunCli {
     app.add_flag("--check-cabling", run.check_cabling,
                  "Judge the cabling rail by rail: each port's switch from lldpd (RoCE), HCA i of every node on one leaf, the HCAs "
                  "on a leaf at one PCIe address; a port whose neighbour was not read is not proven");
+    // Not checked here: like --nccl-logs, the file may exist only where rank 0 runs.
+    app.add_option("--ibnetdiscover", run.ibnetdiscover,
+                   "ibnetdiscover's output (its topology file), read by rank 0: each InfiniBand port's switch and switch port, "
+                   "found by the HCA's node GUID");
     // Not checked here: the logs may exist only on the launch node; rank 0 reads them (nccl_audit phase).
     app.add_option("--nccl-logs", run.nccl_logs, "NCCL_DEBUG=INFO logs (one per rank or combined) for the nccl_audit phase, read by rank 0");
   }

@@ -25,7 +25,8 @@ struct RunOptions {
   std::string root = "/";      // filesystem root the probe reads (fixture trees in tests)
   bool quiet = false;
   bool json_lines = false;     // one JSON event per line on stdout, for log shippers
-  bool check_cabling = false;  // --check-cabling: judge each port's neighbour switch rail by rail (suite/cabling)
+  bool check_cabling = false;
+  std::string ibnetdiscover;   // --ibnetdiscover FILE: InfiniBand ports' switches, read by rank 0  // --check-cabling: judge each port's neighbour switch rail by rail (suite/cabling)
   VerbsOptions verbs;
   SweepOptions collectives;
   UplinkOptions uplink;

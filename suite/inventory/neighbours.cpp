@@ -30,7 +30,7 @@ void assign_port_neighbours(NodeFacts& node, const std::string& lldpcli_output, 
   for (auto& d : node.rdma_devices)
     for (auto& p : d.ports) {
       if (p.link_layer == "InfiniBand") {
-        p.neighbour = PortNeighbour{"", "", "", "", "", "InfiniBand: its switch comes from ibnetdiscover, which this run does not read yet"};
+        p.neighbour = PortNeighbour{"", "", "", "", "", "InfiniBand: its switch comes from ibnetdiscover (pass its output with --ibnetdiscover FILE)"};
         continue;
       }
       const auto netdev = netdev_of(d, p);

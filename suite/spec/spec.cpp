@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "core/text_file.hpp"
 #include "core/units.hpp"
@@ -94,6 +95,7 @@ struct SpecReader {
   void per_node(const json& j, ClusterSpec& s);
   void require(const json& j, ClusterSpec& s);
   void floors(const json& j, ClusterSpec& s);
+  void cabling(const json& j, ClusterSpec& s);
 };
 
 void SpecReader::nodes(const json& j, ClusterSpec& s) {
@@ -134,8 +136,8 @@ void SpecReader::per_node(const json& j, ClusterSpec& s) {
   if (!j["rails"].is_array()) return error("/per_node/rails", "must be an array of {hca, gpu}");
   for (size_t i = 0; i < j["rails"].size(); ++i) {
     const std::string at = fmt::format("/per_node/rails/{}", i);
-    if (!object(j["rails"][i], at, {"hca", "gpu"})) continue;
-    RailSpec rail{text(j["rails"][i], "hca", at), integer(j["rails"][i], "gpu", at, 0, 1023).value_or(-1)};
+    if (!object(j["rails"][i], at, {"hca", "gpu", "switch"})) continue;
+    RailSpec rail{text(j["rails"][i], "hca", at), integer(j["rails"][i], "gpu", at, 0, 1023).value_or(-1), text(j["rails"][i], "switch", at)};
     if (rail.hca.empty() || rail.gpu < 0) error(at, "needs hca (a device name) and gpu (a CUDA ordinal)");
     else s.rails.push_back(rail);
   }
@@ -176,6 +178,24 @@ void SpecReader::floors(const json& j, ClusterSpec& s) {
   }
 }
 
+// "cabling": {"rail_optimised": true, "cables": [{"host", "hca", "port", "switch", "switch_port"}]}
+void SpecReader::cabling(const json& j, ClusterSpec& s) {
+  if (!object(j, "/cabling", {"rail_optimised", "cables"})) return;
+  s.cabling.rail_optimised = flag(j, "rail_optimised", "/cabling").value_or(false);
+  if (!j.contains("cables")) return;
+  if (!j["cables"].is_array()) return error("/cabling/cables", "must be an array of {host, hca, port, switch, switch_port}");
+  std::set<std::tuple<std::string, std::string, int>> seen;
+  for (size_t i = 0; i < j["cables"].size(); ++i) {
+    const std::string at = fmt::format("/cabling/cables/{}", i);
+    const auto& c = j["cables"][i];
+    if (!object(c, at, {"host", "hca", "port", "switch", "switch_port"})) continue;
+    CableSpec cable{text(c, "host", at), text(c, "hca", at), integer(c, "port", at, 1, 255).value_or(1), text(c, "switch", at), text(c, "switch_port", at)};
+    if (cable.host.empty() || cable.hca.empty() || cable.leaf.empty()) error(at, "needs host, hca and switch (port and switch_port are optional)");
+    else if (!seen.insert({cable.host, cable.hca, cable.port}).second) error(at, fmt::format("{} {} port {} is listed twice", cable.host, cable.hca, cable.port));
+    else s.cabling.cables.push_back(cable);
+  }
+}
+
 }  // namespace
 
 SpecLoad load_spec_text(const std::string& text, const std::string& origin) {
@@ -188,7 +208,7 @@ SpecLoad load_spec_text(const std::string& text, const std::string& origin) {
     out.errors.push_back(origin + ": not JSON: " + e.what());
     return out;
   }
-  if (!reader.object(j, "", {"schema", "name", "description", "nodes", "per_node", "require", "floors"})) {
+  if (!reader.object(j, "", {"schema", "name", "description", "nodes", "per_node", "require", "floors", "cabling"})) {
     out.errors = reader.errors;
     return out;
   }
@@ -201,6 +221,7 @@ SpecLoad load_spec_text(const std::string& text, const std::string& origin) {
   if (j.contains("per_node")) reader.per_node(j["per_node"], s);
   if (j.contains("require")) reader.require(j["require"], s);
   if (j.contains("floors")) reader.floors(j["floors"], s);
+  if (j.contains("cabling")) reader.cabling(j["cabling"], s);
   out.errors = reader.errors;
   if (out.errors.empty()) out.spec = s;
   return out;

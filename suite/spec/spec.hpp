@@ -2,6 +2,7 @@
 // The cluster spec: what was ordered ("fabricproof.spec/1", schemas/spec.schema.json). The profile
 // holds thresholds; the spec says what must be there and what must be measured. `run --spec` judges
 // it fail-closed: whatever it declares and the run did not measure fails (spec/spec_rules.hpp).
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,10 +27,27 @@ struct RdmaSpec {
   std::string firmware;          // fw_ver; "" any
 };
 
-// Which GPU an HCA serves: rail i is HCA `hca` with GPU `gpu` on every node.
+// Which GPU an HCA serves: rail i is HCA `hca` with GPU `gpu` on every node, cabled to `switch`
+// (its leaf: the LLDP system name) when the spec says.
 struct RailSpec {
   std::string hca;
   int gpu = 0;
+  std::string leaf;  // "switch" in the spec; "" not declared
+};
+
+// One cable of the plan, as UFM's point-to-point sheet: node and HCA port (A) to switch and port (Z).
+struct CableSpec {
+  std::string host;
+  std::string hca;
+  int port = 1;
+  std::string leaf;         // the switch
+  std::string switch_port;  // its port id ("Ethernet184")
+};
+
+struct CablingSpec {
+  bool rail_optimised = false;   // one leaf per rail: two rails on one leaf fail
+  std::vector<CableSpec> cables;
+  bool declared() const { return rail_optimised || !cables.empty(); }
 };
 
 struct BusbwFloor {
@@ -59,8 +77,12 @@ struct ClusterSpec {
   bool intermittent_fails = false; // a dip that its re-measurement did not repeat fails outright
   bool latency_outliers_fail = false;  // a pair whose latency is an outlier (a warning by the profile) fails
   SpecFloors floors;
+  CablingSpec cabling;
 
   int expected_nodes() const { return node_count.value_or(static_cast<int>(hosts.size())); }
+  bool declares_cabling() const {
+    return cabling.declared() || std::any_of(rails.begin(), rails.end(), [](const RailSpec& r) { return !r.leaf.empty(); });
+  }
 };
 
 struct SpecLoad {

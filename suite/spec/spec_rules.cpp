@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "cabling/rails.hpp"
 #include "uplink/uplink_rules.hpp"
 #include "core/units.hpp"
 
@@ -279,6 +280,62 @@ void check_latency_outliers(const Report& r, std::vector<Finding>& out) {
                                          fmt::join(pairs, "; "), suspects.empty() ? "" : " (suspect: " + subject + ")")));
 }
 
+// The cables the spec declares: its table, and each rail's HCA on every node where the rail names
+// its switch (the table wins where both say).
+std::vector<CableSpec> declared_cables(const ClusterSpec& spec, const Report& r) {
+  auto cables = spec.cabling.cables;
+  auto listed = [&](const std::string& host, const std::string& hca) {
+    return std::any_of(cables.begin(), cables.end(), [&](const CableSpec& c) { return c.host == host && c.hca == hca && c.port == 1; });
+  };
+  for (const auto& n : r.nodes)
+    for (const auto& rail : spec.rails)
+      if (!rail.leaf.empty() && !listed(n.host, rail.hca)) cables.push_back({n.host, rail.hca, 1, rail.leaf, ""});
+  return cables;
+}
+
+const PortFacts* find_port(const Report& r, const std::string& host, const std::string& hca, int port) {
+  for (const auto& n : r.nodes)
+    for (const auto& d : n.rdma_devices)
+      for (const auto& p : d.ports)
+        if (n.host == host && d.name == hca && p.port == port) return &p;
+  return nullptr;
+}
+
+// Each declared cable against its port's neighbour; one not read fails (the spec is fail-closed).
+void check_cables(const ClusterSpec& spec, const Report& r, std::vector<Finding>& out) {
+  for (const auto& c : declared_cables(spec, r)) {
+    const auto* p = find_port(r, c.host, c.hca, c.port);
+    json expected = {{"switch", c.leaf}};
+    if (!c.switch_port.empty()) expected["switch_port"] = c.switch_port;
+    const Subject subject = Subject::port(c.host, c.hca, c.port);
+    if (!p || !p->neighbour || !p->neighbour->unread.empty()) {
+      const std::string why = !p ? "no such port in the inventory" : !p->neighbour ? "its neighbour was not asked (the inventory phase, live)" : p->neighbour->unread;
+      out.push_back(spec_finding(CheckId::spec_cabling, subject, false, json{{"not_read", why}}, expected,
+                                 "The spec declares this cable and the run did not read the port's neighbour: run lldpd on the nodes (RoCE)."));
+      continue;
+    }
+    const auto& n = *p->neighbour;
+    const bool ok = n.switch_name == c.leaf && (c.switch_port.empty() || n.switch_port == c.switch_port);
+    out.push_back(spec_finding(CheckId::spec_cabling, subject, ok, json{{"switch", n.switch_name}, {"switch_port", n.switch_port}}, expected,
+                               fmt::format("Cabled to {} port {}; the spec says {}{}: move the cable.", n.switch_name, n.switch_port, c.leaf,
+                                           c.switch_port.empty() ? "" : " port " + c.switch_port)));
+  }
+}
+
+// rail_optimised: the rails' leaves, declared or most reached, are one per rail.
+void check_rail_optimised(const ClusterSpec& spec, const Report& r, std::vector<Finding>& out) {
+  std::vector<cabling::CabledPort> ports;
+  cabling::RailPlan plan{{}, true};
+  for (const auto& rail : spec.rails) plan.switches.push_back(rail.leaf);
+  if (std::all_of(plan.switches.begin(), plan.switches.end(), [](const std::string& s) { return s.empty(); })) plan.switches.clear();
+  for (const auto& n : r.nodes)
+    for (size_t i = 0; i < spec.rails.size(); ++i)
+      if (const auto* p = find_port(r, n.host, spec.rails[i].hca, 1); p && p->neighbour && p->neighbour->unread.empty())
+        ports.push_back({n.host, spec.rails[i].hca, 1, "", static_cast<int>(i), p->neighbour->switch_name, p->neighbour->switch_port, "", p->neighbour->source});
+  for (auto& f : cabling::check_rails(ports, plan))
+    if (f.id == "cabling_rail_shared") out.push_back(std::move(f));
+}
+
 }  // namespace
 
 std::vector<Finding> check_spec(const ClusterSpec& spec, const Report& r, const Profile& profile) {
@@ -296,6 +353,8 @@ std::vector<Finding> check_spec(const ClusterSpec& spec, const Report& r, const 
   if (spec.floors.uplink_gbps) check_uplink_floor(*spec.floors.uplink_gbps, r, out);
   if (spec.intermittent_fails) check_intermittent(r, out);
   if (spec.latency_outliers_fail && r.verbs) check_latency_outliers(r, out);
+  if (spec.declares_cabling()) check_cables(spec, r, out);
+  if (spec.cabling.rail_optimised) check_rail_optimised(spec, r, out);
   return out;
 }
 

@@ -283,3 +283,34 @@ TEST(CablingProbe, CheckCablingNamesTheMovedCableFromTheInventory) {
 }
 
 }  // namespace
+
+#include "inventory/ib_neighbours.hpp"
+
+namespace {
+
+// --ibnetdiscover: InfiniBand ports found by node GUID (sysfs writes it with colons) and port.
+TEST(CablingProbe, InfinibandPortsGetTheirSwitchFromIbnetdiscoverByNodeGuid) {
+  EXPECT_EQ(fabricproof::normal_guid("0002:c903:0004:e938"), "0002c9030004e938");
+  EXPECT_EQ(fabricproof::normal_guid("0x2c9030004e938"), "0002c9030004e938");
+  auto ib = [](const std::string& guid) {
+    auto d = fabricproof::test::hca("mlx5_0", fabricproof::test::ib_port());
+    d.node_guid = guid;
+    return d;
+  };
+  auto cluster = fabricproof::test::cluster({fabricproof::test::node("r-ufm101", {ib("0002:c903:0004:e938")}),
+                                             fabricproof::test::node("r-ufm216", {ib("e41d:2d03:0061:f957")}),
+                                             fabricproof::test::node("elsewhere", {ib("1111:2222:3333:4444")})});
+  const auto topology = parse_ibnetdiscover(read("04-ibnetdiscover-mixed-speeds-sdr-hca-loopback-cables.txt"), "fabric.topo");
+  fabricproof::apply_ibnetdiscover(cluster, topology, "fabric.topo");
+  const auto& a = *cluster.nodes[0].rdma_devices[0].ports[0].neighbour;
+  EXPECT_EQ(a.switch_name, "MF0;switch-de779e:SX6012/U1");
+  EXPECT_EQ(a.switch_port, "2");
+  EXPECT_EQ(a.switch_id, "guid f4521403005764b0");
+  EXPECT_EQ(cluster.nodes[1].rdma_devices[0].ports[0].neighbour->switch_port, "34");
+  EXPECT_EQ(cluster.nodes[2].rdma_devices[0].ports[0].neighbour->unread, "fabric.topo: no cable of node GUID 1111:2222:3333:4444 port 1 in it");
+  // A file that did not read leaves every InfiniBand port unread with its problem.
+  fabricproof::apply_ibnetdiscover(cluster, parse_ibnetdiscover("", "missing.topo"), "missing.topo");
+  EXPECT_NE(cluster.nodes[0].rdma_devices[0].ports[0].neighbour->unread.find("missing.topo: no node in it"), std::string::npos);
+}
+
+}  // namespace

@@ -108,6 +108,52 @@ TEST(SpecRules, TheLabReportPassesTheLabSpec) {
   EXPECT_EQ(with_id(findings, "spec_nodes").size(), 1u);
 }
 
+// The lab as a 1-rail cluster with a cabling plan: rail 0 is rxe0 on leaf-rail0, and the table puts
+// each node on its own switch port. Each port's neighbour as lldpd would report it.
+const char* const kCablingSpec = R"({"schema": "fabricproof.spec/1", "nodes": {"count": 4},
+  "per_node": {"rails": [{"hca": "rxe0", "gpu": 0, "switch": "leaf-rail0"}]},
+  "cabling": {"rail_optimised": true, "cables": [
+    {"host": "node1", "hca": "rxe0", "switch": "leaf-rail0", "switch_port": "node1"},
+    {"host": "node3", "hca": "rxe0", "port": 1, "switch": "leaf-rail0", "switch_port": "node3"}]}})";
+
+Report cabled_lab(const std::string& node3_switch) {
+  auto r = lab_run_report();
+  for (auto& n : r.nodes)
+    n.rdma_devices.at(0).ports.at(0).neighbour = PortNeighbour{"lldpd", n.host == "node3" ? node3_switch : "leaf-rail0", "mac 52:54:00:00:00:01", n.host, "", ""};
+  return r;
+}
+
+TEST(SpecRules, TheCablingPlanIsJudgedPortByPortAndAPortNotReadFails) {
+  const auto load = load_spec_text(kCablingSpec, "cabling.json");
+  ASSERT_TRUE(load.spec) << load.errors.front();
+  EXPECT_EQ(load.spec->cabling.cables.size(), 2u);
+  EXPECT_EQ(load.spec->rails.at(0).leaf, "leaf-rail0");
+  auto passes = with_id(check_spec(*load.spec, cabled_lab("leaf-rail0"), lab_spec_profile()), "spec_cabling");
+  ASSERT_EQ(passes.size(), 4u) << "two from the table, two more from the rail's switch";
+  for (const auto& f : passes) EXPECT_EQ(f.verdict, Verdict::pass) << f.subject.text();
+  const auto moved = spec_failing(check_spec(*load.spec, cabled_lab("leaf-rail1"), lab_spec_profile()), "spec_cabling");
+  ASSERT_EQ(moved.size(), 1u) << moved.size();
+  EXPECT_EQ(moved[0].subject.text(), "node3/rxe0:1");
+  EXPECT_EQ(moved[0].measured.at("switch"), "leaf-rail1");
+  EXPECT_EQ(moved[0].expected.at("switch"), "leaf-rail0");
+  EXPECT_EQ(moved[0].expected.at("switch_port"), "node3");
+  auto unread = cabled_lab("leaf-rail0");
+  unread.nodes.at(1).rdma_devices.at(0).ports.at(0).neighbour->unread = "no LLDP neighbour heard on eth1";
+  const auto not_read = spec_failing(check_spec(*load.spec, unread, lab_spec_profile()), "spec_cabling");
+  ASSERT_EQ(not_read.size(), 1u);
+  EXPECT_EQ(not_read[0].measured.at("not_read"), "no LLDP neighbour heard on eth1");
+}
+
+TEST(Spec, CablingErrorsNameTheirPointer) {
+  const auto load = load_spec_text(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 1}, "cabling": {"cables": [
+    {"host": "n1", "hca": "mlx5_0"}, {"host": "n1", "hca": "mlx5_1", "switch": "a"}, {"host": "n1", "hca": "mlx5_1", "switch": "b"}],
+    "rail_optimized": true}})", "c.json");
+  ASSERT_EQ(load.errors.size(), 3u);
+  EXPECT_EQ(load.errors[0], "c.json: /cabling/rail_optimized: unknown key (known: cables, rail_optimised)");
+  EXPECT_EQ(load.errors[1], "c.json: /cabling/cables/0: needs host, hca and switch (port and switch_port are optional)");
+  EXPECT_EQ(load.errors[2], "c.json: /cabling/cables/2: n1 mlx5_1 port 1 is listed twice");
+}
+
 TEST(SpecRules, AMissingNodeFailsAndItsPairsAreNotMeasured) {
   auto r = lab_run_report();
   r.nodes.pop_back();  // node4 did not take part

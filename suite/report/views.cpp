@@ -102,13 +102,23 @@ std::vector<Component> components(const Report& report) {
   return out;
 }
 
-LocateView verbs_locate(const VerbsSection& section) {
+namespace {
+
+// A locate's answer lines: each fault's one line, then what it could not settle.
+LocateView answered(const std::vector<LocatedFault>& faults, const std::vector<std::string>& unresolved) {
   LocateView v;
-  if (!section.locate) return v;
-  const auto& l = *section.locate;
   v.present = true;
-  for (const auto& f : l.faults) v.answers.push_back(f.summary);
-  for (const auto& u : l.unresolved) v.answers.push_back("not settled: " + u);
+  for (const auto& f : faults) v.answers.push_back(f.summary);
+  for (const auto& u : unresolved) v.answers.push_back("not settled: " + u);
+  return v;
+}
+
+}  // namespace
+
+LocateView verbs_locate(const VerbsSection& section) {
+  if (!section.locate) return {};
+  const auto& l = *section.locate;
+  auto v = answered(l.faults, l.unresolved);
   for (const auto& p : l.leaf_map_problems) v.answers.push_back("leaf map not used: " + p);
   if (v.answers.empty()) v.answers.push_back("every node cleared: no node, port, link or leaf named");
   auto share = [](uint64_t part, uint64_t whole) { return whole ? fmt::format(" ({:.1f}%)", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : std::string(); };
@@ -122,12 +132,9 @@ LocateView verbs_locate(const VerbsSection& section) {
 }
 
 LocateView collective_locate(const CollectivesSection& section) {
-  LocateView v;
-  if (!section.locate) return v;
+  if (!section.locate) return {};
   const auto& l = *section.locate;
-  v.present = true;
-  for (const auto& f : l.faults) v.answers.push_back(f.summary);
-  for (const auto& u : l.unresolved) v.answers.push_back("not settled: " + u);
+  auto v = answered(l.faults, l.unresolved);
   if (l.rounds == 0) v.answers.push_back(fmt::format("no round ran: locate needs two nodes or more (it had {})", l.nodes));
   else if (v.answers.empty()) v.answers.push_back("every node cleared: no node named");
   v.exercised = fmt::format("{} round(s) of {} at {} bytes over {} node(s){}; {} group test(s); nodes tested: {} of {}; {} transient dip(s) "

@@ -45,18 +45,20 @@ mpi::LocateGroupMessage measure(mpi::Session& session, const CollLocateRun& run,
   return mine;
 }
 
+// The longest a round may take: its slowest group at every deadline of its one size and form.
+double round_budget_s(const SweepOptions& o) { return 6 * o.timeout_s + 60; }
+
 // This rank's part of a round: its group's allreduce at the locate size, if it is in one.
 mpi::LocateGroupMessage run_group(mpi::Session& session, const CollLocateRun& run, int colour, int round) {
   const auto& o = run.options;
   const auto what = fmt::format("locate round {}", round);
   session.set_step("collectives", "forming the groups of " + what);
   MPI_Comm comm = mpi::split_by_colour(session, session.world(), colour, mpi::deadline_in(o.timeout_s), "the groups of " + what);
-  const double load_s = 6 * o.timeout_s + 60;  // the slowest group at every deadline of its one size
   std::unique_ptr<collectives::Engine> engine;
   if (comm != MPI_COMM_NULL) engine = run.make_engine(comm);
   mpi::barrier(session, session.world(), mpi::deadline_in(o.timeout_s), "the start of " + what);
   if (!engine) {
-    mpi::OpenBarrier(session, session.world()).wait(mpi::deadline_in(load_s), "the end of " + what);
+    mpi::OpenBarrier(session, session.world()).wait(mpi::deadline_in(round_budget_s(o)), "the end of " + what);
     return {colour, false, std::nullopt, ""};
   }
   mpi::LocateGroupMessage mine;
@@ -66,7 +68,7 @@ mpi::LocateGroupMessage run_group(mpi::Session& session, const CollLocateRun& ru
     session.set_step("collectives", "holding the load until every group of " + what + " is done");
     const collectives::CollCall call{CollOp::allreduce, *data_type_from(o.dtype), *reduce_op_from(o.redop),
                                      chunk_elements(CollOp::allreduce, run.bytes, *data_type_from(o.dtype), mpi::size_of(comm)), false};
-    hold_the_load(session, *engine, comm, call, end, mpi::deadline_in(load_s), "the load of " + what);
+    hold_the_load(session, *engine, comm, call, end, mpi::deadline_in(round_budget_s(o)), "the load of " + what);
     end.wait(mpi::deadline_in(o.timeout_s), "the end of " + what);
   } catch (const mpi::Lost&) {
     engine->abandon();  // no finalize on a communicator whose peer is gone
@@ -160,8 +162,6 @@ CollLocate run_collective_locate(mpi::Session& session, const CollLocateRun& run
                              o.ranks_as_nodes ? " (each rank stands for a node: --locate-ranks-as-nodes)" : "", run.bytes));
   }
   std::vector<CollLocateTest> tests;
-  // A round's groups run side by side: the slowest at every deadline of its one size and form.
-  const double round_budget_s = 6 * o.timeout_s + 60;
   for (int round = 1;; ++round) {
     std::vector<locate::GroupTest> planned;
     if (locator) planned = locator->next_round();
@@ -170,7 +170,7 @@ CollLocate run_collective_locate(mpi::Session& session, const CollLocateRun& run
     const auto mine = run_group(session, run, msg.colour.at(static_cast<size_t>(session.rank())), round);
     const auto what = fmt::format("the groups' figures of locate round {}", round);
     session.set_step("collectives", what);
-    const auto got = mpi::gather_message(session, mine, mpi::deadline_in(round_budget_s), what);
+    const auto got = mpi::gather_message(session, mine, mpi::deadline_in(round_budget_s(o)), what);
     got.require_all(session, what);
     if (!locator) continue;
     const size_t first = tests.size();

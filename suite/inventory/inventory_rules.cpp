@@ -361,15 +361,18 @@ std::vector<Finding> check_inventory(const ClusterFacts& cluster, const Profile&
   return out;
 }
 
-std::vector<Finding> check_cabling(const ClusterFacts& cluster) {
+std::vector<cabling::CabledPort> cabled_ports(const std::vector<NodeFacts>& nodes, const std::vector<std::string>& rail_hcas) {
   std::vector<cabling::CabledPort> ports;
-  for (const auto& node : cluster.nodes) {
+  for (const auto& node : nodes) {
     auto devices = node.rdma_devices;
     std::sort(devices.begin(), devices.end(), [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
-    int rail = 0;
+    int next_rail = 0;
     for (const auto& d : devices)
       for (const auto& p : d.ports) {
-        cabling::CabledPort c{node.host, d.name, p.port, d.pci, rail++, std::nullopt, "", "", ""};
+        const auto declared = std::find(rail_hcas.begin(), rail_hcas.end(), d.name);
+        if (!rail_hcas.empty() && (declared == rail_hcas.end() || p.port != 1)) continue;
+        const int rail = rail_hcas.empty() ? next_rail++ : static_cast<int>(declared - rail_hcas.begin());
+        cabling::CabledPort c{node.host, d.name, p.port, d.pci, rail, std::nullopt, "", "", ""};
         if (!p.neighbour) c.unread = "its neighbour was not asked (a saved tree, or a probe that failed: see the probe errors)";
         else if (!p.neighbour->unread.empty()) c.unread = p.neighbour->unread;
         else c.switch_name = p.neighbour->switch_name;
@@ -380,6 +383,11 @@ std::vector<Finding> check_cabling(const ClusterFacts& cluster) {
         ports.push_back(std::move(c));
       }
   }
+  return ports;
+}
+
+std::vector<Finding> check_cabling(const ClusterFacts& cluster) {
+  const auto ports = cabled_ports(cluster.nodes, {});
   if (ports.empty())
     return {Finding(CheckId::cabling_unread, Subject::cluster(), Verdict::not_proven, "no RDMA port on any node", "every port's neighbour switch",
                     "--check-cabling judges RDMA ports", "No RDMA port was found: there is no cabling to prove.")};

@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "cabling/rails.hpp"
 #include "core/finding.hpp"
 #include "inventory/inventory.hpp"
 #include "core/profile.hpp"
@@ -17,6 +18,9 @@ struct InventoryCheckOptions {
 // --check-cabling: every port with the switch its neighbour table names (or why none), its rail
 // being its place among the node's ports (HCAs by name), judged by cabling::check_rails.
 std::vector<Finding> check_cabling(const ClusterFacts& cluster);
+// Every port of the nodes with its neighbour for suite/cabling: its rail is its place among the
+// node's ports (HCAs by name), or, given the rails' HCAs (a spec's), port 1 of those HCAs only.
+std::vector<cabling::CabledPort> cabled_ports(const std::vector<NodeFacts>& nodes, const std::vector<std::string>& rail_hcas);
 
 // The nodes that answered against --expect-nodes (or the profile's cluster.nodes): judged whatever
 // phases run, since a run on fewer nodes than ordered proves nothing about the missing ones.

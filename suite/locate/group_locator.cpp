@@ -175,15 +175,15 @@ void GroupLocator::judge_single(int node, int partner, bool slow, size_t result)
   const int tests = static_cast<int>(slow_partners_[n].size());
   if (tests < settings_.confirmations) return;
   std::vector<size_t> beyond_noise;
-  if (noise_known())
-    for (size_t i : implicating_[n])
-      if (ratios_[i] < naming_bar()) beyond_noise.push_back(i);
+  const double bar = noise_known() ? naming_bar() : 0.0;  // 0: no test is beyond a noise not yet measured
+  for (size_t i : implicating_[n])
+    if (ratios_[i] < bar) beyond_noise.push_back(i);
   if (static_cast<int>(beyond_noise.size()) >= settings_.confirmations) return name_node(node, beyond_noise);
   if (tests < 2 * settings_.confirmations) return;
   singles_.erase(std::remove(singles_.begin(), singles_.end(), node), singles_.end());
   unsettled_.push_back(fmt::format("{}: slow in {} test(s) with cleared partners, {} of them beyond this fabric's noise (healthy groups "
                                    "put its floor at {:.2f} of the reference): neither named nor cleared",
-                                   fabric_.names[n], tests, beyond_noise.size(), noise_known() ? naming_bar() : 0.0));
+                                   fabric_.names[n], tests, beyond_noise.size(), bar));
 }
 
 void GroupLocator::name_node(int node, const std::vector<size_t>& implicating) {

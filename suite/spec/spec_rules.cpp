@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cabling/rails.hpp"
+#include "inventory/inventory_rules.hpp"
 #include "uplink/uplink_rules.hpp"
 #include "core/units.hpp"
 
@@ -324,15 +325,15 @@ void check_cables(const ClusterSpec& spec, const Report& r, std::vector<Finding>
 
 // rail_optimised: the rails' leaves, declared or most reached, are one per rail.
 void check_rail_optimised(const ClusterSpec& spec, const Report& r, std::vector<Finding>& out) {
-  std::vector<cabling::CabledPort> ports;
+  if (spec.rails.empty()) return;
   cabling::RailPlan plan{{}, true};
-  for (const auto& rail : spec.rails) plan.switches.push_back(rail.leaf);
+  std::vector<std::string> hcas;
+  for (const auto& rail : spec.rails) {
+    plan.switches.push_back(rail.leaf);
+    hcas.push_back(rail.hca);
+  }
   if (std::all_of(plan.switches.begin(), plan.switches.end(), [](const std::string& s) { return s.empty(); })) plan.switches.clear();
-  for (const auto& n : r.nodes)
-    for (size_t i = 0; i < spec.rails.size(); ++i)
-      if (const auto* p = find_port(r, n.host, spec.rails[i].hca, 1); p && p->neighbour && p->neighbour->unread.empty())
-        ports.push_back({n.host, spec.rails[i].hca, 1, "", static_cast<int>(i), p->neighbour->switch_name, p->neighbour->switch_port, "", p->neighbour->source});
-  for (auto& f : cabling::check_rails(ports, plan))
+  for (auto& f : cabling::check_rails(cabled_ports(r.nodes, hcas), plan))
     if (f.id == "cabling_rail_shared") out.push_back(std::move(f));
 }
 

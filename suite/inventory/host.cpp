@@ -199,6 +199,15 @@ std::string cpus_allowed() {
   return out;
 }
 
+namespace {
+// Everything the pipe holds now (non-blocking: stops when it is empty or closed).
+void drain(int fd, std::string& into) {
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) into.append(buffer, static_cast<size_t>(n));
+}
+}  // namespace
+
 ToolOutput run_tool(const std::string& path, const std::vector<std::string>& args, double timeout_s) {
   if (access(path.c_str(), X_OK) != 0) return {false, "", path + " not found"};
   int pipe_fds[2];
@@ -226,9 +235,7 @@ ToolOutput run_tool(const std::string& path, const std::vector<std::string>& arg
   ToolOutput out{true, "", ""};
   int status = 0;
   for (bool exited = false; !exited;) {
-    char buffer[4096];
-    ssize_t n = 0;
-    while ((n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) out.output.append(buffer, static_cast<size_t>(n));
+    drain(pipe_fds[0], out.output);
     exited = waitpid(pid, &status, WNOHANG) != 0;
     if (!exited && std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
@@ -238,10 +245,7 @@ ToolOutput run_tool(const std::string& path, const std::vector<std::string>& arg
     }
     if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  for (char buffer[4096]; const ssize_t n = read(pipe_fds[0], buffer, sizeof(buffer));) {
-    if (n <= 0) break;
-    out.output.append(buffer, static_cast<size_t>(n));
-  }
+  drain(pipe_fds[0], out.output);  // what it wrote between the last read and its exit
   close(pipe_fds[0]);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {false, out.output, fmt::format("{} exited with status {}", path, WIFEXITED(status) ? WEXITSTATUS(status) : -1)};
   return out;

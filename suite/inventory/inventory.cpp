@@ -29,13 +29,18 @@ ClusterFacts merge_rank_facts(const std::vector<std::optional<NodeFacts>>& per_r
       it->subnet_managers = facts->subnet_managers;
       it->subnet_managers_unread = facts->subnet_managers_unread;
     }
-    for (auto& d : it->rdma_devices)  // so is the VPD: take it from whichever rank read it
-      for (const auto& other : facts->rdma_devices)
-        if (other.name == d.name && d.serial_number.empty() && !other.serial_number.empty()) {
+    for (auto& d : it->rdma_devices)  // so are the VPD and the neighbours: take them from whichever rank read them
+      for (const auto& other : facts->rdma_devices) {
+        if (other.name != d.name) continue;
+        if (d.serial_number.empty() && !other.serial_number.empty()) {
           d.board_name = other.board_name;
           d.part_number = other.part_number;
           d.serial_number = other.serial_number;
         }
+        for (auto& p : d.ports)
+          for (const auto& q : other.ports)
+            if (q.port == p.port && !p.neighbour && q.neighbour) p.neighbour = q.neighbour;
+      }
     for (auto& g : it->gpus)
       for (const auto& other : facts->gpus)
         if (other.pci == g.pci && g.serial.empty()) g.serial = other.serial;

@@ -323,9 +323,22 @@ void check_cables(const ClusterSpec& spec, const Report& r, std::vector<Finding>
   }
 }
 
-// rail_optimised: the rails' leaves, declared or most reached, are one per rail.
+// What the rail rules say against one leaf per rail: rails sharing a switch, ports off their rail's
+// switch, and whatever could not be judged (a port not read, a rail without one switch).
+std::vector<std::string> rail_optimised_problems(std::vector<Finding> rails, std::vector<Finding>& out) {
+  std::vector<std::string> problems;
+  for (auto& f : rails) {
+    if (f.verdict == Verdict::pass || f.id == "cabling_pci_slot") continue;
+    const std::string why = !f.hint.empty() ? f.hint : f.measured.is_string() ? f.measured.get<std::string>() : f.measured.dump();
+    problems.push_back(fmt::format("{}: {}", f.subject.text(), why));
+    if (f.id == "cabling_rail_shared") out.push_back(std::move(f));
+  }
+  return problems;
+}
+
+// rail_optimised: one leaf per rail, on the spec's rails (else every node's HCAs in name order).
+// One finding always: a port not read or a rail without one switch fails, as the spec is fail-closed.
 void check_rail_optimised(const ClusterSpec& spec, const Report& r, std::vector<Finding>& out) {
-  if (spec.rails.empty()) return;
   cabling::RailPlan plan{{}, true};
   std::vector<std::string> hcas;
   for (const auto& rail : spec.rails) {
@@ -333,8 +346,14 @@ void check_rail_optimised(const ClusterSpec& spec, const Report& r, std::vector<
     hcas.push_back(rail.hca);
   }
   if (std::all_of(plan.switches.begin(), plan.switches.end(), [](const std::string& s) { return s.empty(); })) plan.switches.clear();
-  for (auto& f : cabling::check_rails(cabled_ports(r.nodes, hcas), plan))
-    if (f.id == "cabling_rail_shared") out.push_back(std::move(f));
+  const auto ports = cabled_ports(r.nodes, hcas);
+  auto problems = rail_optimised_problems(cabling::check_rails(ports, plan), out);
+  if (ports.empty()) problems.push_back("no rail port in the inventory");
+  out.push_back(spec_finding(CheckId::spec_cabling, "rail_optimised", problems.empty(),
+                             problems.empty() ? json(fmt::format("{} port(s), one leaf per rail", ports.size())) : json(problems),
+                             "one leaf per rail, every rail port's neighbour read",
+                             "The spec says rail-optimised and the run did not show it: see the cabling findings (run lldpd on the nodes for RoCE, "
+                             "or pass --ibnetdiscover for InfiniBand)."));
 }
 
 }  // namespace

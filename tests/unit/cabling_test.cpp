@@ -258,6 +258,25 @@ TEST(CablingProbe, EachRocePortGetsItsLldpNeighbourOrWhyNot) {
   EXPECT_EQ(node.rdma_devices[3].ports[0].neighbour->unread, "lldpcli not found: install and run lldpd to read each port's switch");
 }
 
+// One rank per node asks lldpd; the node's facts take the neighbours from whichever rank that was.
+TEST(CablingProbe, TheNodeKeepsTheNeighboursOfTheRankThatAskedLldpd) {
+  auto asked = sample_06_node("gpu1");
+  asked.ranks = {fabricproof::RankFacts{}};
+  auto first = asked;
+  first.ranks[0].rank = 0;
+  for (auto& d : first.rdma_devices)
+    for (auto& p : d.ports) p.neighbour.reset();
+  asked.ranks[0].rank = 1;
+  const auto merged = fabricproof::merge_rank_facts({first, asked});
+  ASSERT_EQ(merged.nodes.size(), 1u);
+  ASSERT_EQ(merged.nodes[0].rdma_devices.size(), 4u);
+  for (const auto& d : merged.nodes[0].rdma_devices) {
+    ASSERT_TRUE(d.ports.at(0).neighbour.has_value()) << d.name;
+    EXPECT_EQ(d.ports[0].neighbour->source, "lldpd");
+  }
+  EXPECT_EQ(merged.nodes[0].rdma_devices[2].ports[0].neighbour->switch_name, "LEAF03");
+}
+
 // Four such nodes; on gpu3 the rail-0 cable moved to LEAF02: --check-cabling names gpu3's
 // mlx5_0, LEAF02 and LEAF01, and nobody else; without lldpd every port is not proven.
 TEST(CablingProbe, CheckCablingNamesTheMovedCableFromTheInventory) {

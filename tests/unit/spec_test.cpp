@@ -129,10 +129,11 @@ TEST(SpecRules, TheCablingPlanIsJudgedPortByPortAndAPortNotReadFails) {
   EXPECT_EQ(load.spec->cabling.cables.size(), 2u);
   EXPECT_EQ(load.spec->rails.at(0).leaf, "leaf-rail0");
   auto passes = with_id(check_spec(*load.spec, cabled_lab("leaf-rail0"), lab_spec_profile()), "spec_cabling");
-  ASSERT_EQ(passes.size(), 4u) << "two from the table, two more from the rail's switch";
+  ASSERT_EQ(passes.size(), 5u) << "two from the table, two more from the rail's switch, one for rail_optimised";
   for (const auto& f : passes) EXPECT_EQ(f.verdict, Verdict::pass) << f.subject.text();
   const auto moved = spec_failing(check_spec(*load.spec, cabled_lab("leaf-rail1"), lab_spec_profile()), "spec_cabling");
-  ASSERT_EQ(moved.size(), 1u) << moved.size();
+  ASSERT_EQ(moved.size(), 2u) << "the cable, and rail_optimised (a port off its rail's leaf)";
+  EXPECT_EQ(moved[1].subject.text(), "rail_optimised");
   EXPECT_EQ(moved[0].subject.text(), "node3/rxe0:1");
   EXPECT_EQ(moved[0].measured.at("switch"), "leaf-rail1");
   EXPECT_EQ(moved[0].expected.at("switch"), "leaf-rail0");
@@ -140,8 +141,40 @@ TEST(SpecRules, TheCablingPlanIsJudgedPortByPortAndAPortNotReadFails) {
   auto unread = cabled_lab("leaf-rail0");
   unread.nodes.at(1).rdma_devices.at(0).ports.at(0).neighbour->unread = "no LLDP neighbour heard on eth1";
   const auto not_read = spec_failing(check_spec(*load.spec, unread, lab_spec_profile()), "spec_cabling");
-  ASSERT_EQ(not_read.size(), 1u);
+  ASSERT_EQ(not_read.size(), 2u) << "the cable, and rail_optimised";
   EXPECT_EQ(not_read[0].measured.at("not_read"), "no LLDP neighbour heard on eth1");
+}
+
+// rail_optimised alone (no rails declared) is judged on every node's HCAs, and is never silent:
+// one leaf per rail passes, two rails on one leaf fail, a port not read fails.
+TEST(SpecRules, RailOptimisedWithoutRailsIsJudgedAndFailsClosed) {
+  const auto load = load_spec_text(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 4}, "cabling": {"rail_optimised": true}})", "r.json");
+  ASSERT_TRUE(load.spec) << load.errors.front();
+  auto judged = [&](const Report& r) { return with_id(check_spec(*load.spec, r, lab_spec_profile()), "spec_cabling"); };
+  auto two_rails = cabled_lab("leaf-rail0");
+  for (auto& n : two_rails.nodes) {
+    auto second = n.rdma_devices.at(0);
+    second.name = "rxe1";
+    second.ports.at(0).neighbour->switch_name = "leaf-rail1";
+    n.rdma_devices.push_back(second);
+  }
+  const auto one_leaf_per_rail = judged(two_rails);
+  ASSERT_EQ(one_leaf_per_rail.size(), 1u);
+  EXPECT_EQ(one_leaf_per_rail[0].verdict, Verdict::pass) << one_leaf_per_rail[0].measured.dump();
+  for (auto& n : two_rails.nodes) n.rdma_devices.at(1).ports.at(0).neighbour->switch_name = "leaf-rail0";
+  const auto shared = spec_failing(check_spec(*load.spec, two_rails, lab_spec_profile()));
+  ASSERT_EQ(shared.size(), 2u) << "the shared leaf, and the rail_optimised summary";
+  EXPECT_EQ(shared[0].id, "cabling_rail_shared");
+  EXPECT_EQ(shared[0].subject.text(), "leaf-rail0");
+  auto unread = cabled_lab("leaf-rail0");
+  unread.nodes.at(2).rdma_devices.at(0).ports.at(0).neighbour->unread = "no LLDP neighbour heard on eth1";
+  const auto not_read = judged(unread);
+  ASSERT_EQ(not_read.size(), 1u);
+  EXPECT_EQ(not_read[0].verdict, Verdict::fail);
+  EXPECT_NE(not_read[0].measured.dump().find("no LLDP neighbour heard on eth1"), std::string::npos) << not_read[0].measured.dump();
+  auto none = cabled_lab("leaf-rail0");
+  for (auto& n : none.nodes) n.rdma_devices.clear();
+  EXPECT_EQ(judged(none).at(0).verdict, Verdict::fail) << "no rail port at all is no proof";
 }
 
 TEST(Spec, CablingErrorsNameTheirPointer) {

@@ -333,6 +333,10 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
   const SweepSizes sizes = size_the_sweep(options, session, profile, plan);
   const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};
   PhaseState state{plan, o, sizes, cluster, profile, progress, after_group, {}, {}, {}, nullptr, 0, std::chrono::steady_clock::now()};
+  // Both engines' calls block (under the watchdog) from here to the phase's end: a rank silent to
+  // the roll call may be blocked in one, not lost (app/run.cpp, end_lost). Left set when a wait
+  // gives up (mpi::Lost), since that is when the roll call needs it.
+  session.expect_blocking_calls(std::chrono::duration_cast<mpi::Clock::duration>(std::chrono::duration<double>(o.timeout_s)));
   if (!sizes.clip.reason.empty()) progress("collectives: " + sizes.clip.reason);
   if (plan.mode == "locate") {
     const CollLocateRun run{o, plan.locate_nodes, plan.node_of_rank, sizes.sizes.back(),
@@ -361,6 +365,7 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
     if (session.is_root()) after_group(state.section(), true);
   }
 
+  session.expect_blocking_calls({});
   if (plan.engine == "nccl") gather_nccl_logs(options, session, nccl_log, state.outcome);
   if (!session.is_root()) return state.outcome;
   auto& outcome = state.outcome;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <thread>
 
 #include "app/build.hpp"
 #include "app/collectives_phase.hpp"
@@ -292,6 +293,20 @@ void run_inventory(RunState& s) {
   say(s, fmt::format("inventory: {} node(s), {} finding(s), {}", s.cluster.nodes.size(), s.report.findings.size(), to_string(record.verdict)));
 }
 
+// Ranks silent to the roll call in a phase whose calls block (the collectives) may be blocked in
+// one rather than lost: their watchdogs end the job within their grace, and the launcher wrapper
+// names by elimination the ranks that said neither "watchdog" nor "alive" (rank 0 said alive on
+// entering end_lost). If the job is still here after that wait, none of them was blocked.
+void wait_for_blocked_watchdogs(mpi::Session& session, const std::string& names, size_t silent) {
+  const auto wait = session.blocked_peers_wait();
+  if (silent == 0 || wait == mpi::Clock::duration::zero()) return;
+  std::cerr << fmt::format("fabricproof: {} did not answer the roll call; waiting {:.0f} s in case they are blocked in a collective "
+                           "(their watchdogs would end the job)\n",
+                           names, std::chrono::duration<double>(wait).count())
+            << std::flush;
+  std::this_thread::sleep_for(wait);
+}
+
 // A wait on other ranks timed out (mpi::Lost). Rank 0 asks every rank what it is doing, names
 // the ranks that do not answer (rank, host, phase, step) in an error finding, writes the final
 // report and ends the job: the silent ranks would never reach MPI_Finalize. The other ranks keep
@@ -300,9 +315,11 @@ void run_inventory(RunState& s) {
 [[noreturn]] void end_lost(RunState& s, const mpi::Lost& lost) {
   auto& session = s.session;
   const std::string phase = session.phase(), step = session.step();
+  session.say_alive(fmt::format("stopped waiting during {}: {}", session.doing(), lost.what()));
   if (!session.is_root()) {
     std::cerr << fmt::format("fabricproof: {}: {}; waiting for rank 0 to end the job\n", session.rank_label(session.rank()), lost.what());
-    mpi::await_root(session, mpi::deadline_in(kAwaitRootSeconds));
+    // Rank 0 may itself wait out blocked peers' watchdogs first (wait_for_blocked_watchdogs).
+    mpi::await_root(session, mpi::Clock::now() + std::chrono::seconds(static_cast<int>(kAwaitRootSeconds)) + session.blocked_peers_wait());
     std::cerr << "fabricproof: lost-rank: "
               << json_text(nlohmann::json{{"rank", 0}, {"host", session.host_of(0)}, {"phase", phase}, {"step", step},
                                           {"seen_by", session.rank()}, {"reason", "rank 0 did not end the job after: " + std::string(lost.what())}})
@@ -318,8 +335,9 @@ void run_inventory(RunState& s) {
   }
   std::sort(silent.begin(), silent.end());
   std::string names;
+  for (int r : silent) names += (names.empty() ? "" : ", ") + session.rank_label(r);
+  wait_for_blocked_watchdogs(session, names, silent.size());
   for (int r : silent) {
-    names += (names.empty() ? "" : ", ") + session.rank_label(r);
     s.report.findings.push_back(
         {CheckId::rank_lost, Subject::rank(r, session.rank_label(r)), Verdict::error,
          {{"rank", r}, {"host", session.host_of(r)}, {"phase", phase}, {"step", step}, {"what", lost.what()}},

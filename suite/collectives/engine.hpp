@@ -42,7 +42,8 @@ class Engine {
 };
 
 // MPI collectives on host memory: a host-network baseline that runs everywhere. Each call is the
-// non-blocking form polled against `timeout_s` (mpi::Lost when a rank of the group stops answering).
+// blocking collective applications make, under the session's watchdog with a stall of `timeout_s`
+// (a rank of the group that stops answering ends the job there; mpi/session.hpp).
 std::unique_ptr<Engine> make_mpi_engine(mpi::Session& session, MPI_Comm group, uint64_t max_bytes, double timeout_s);
 
 // Memory a rank may use for an engine's buffers, and where the figure comes from.

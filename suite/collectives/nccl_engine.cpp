@@ -78,8 +78,8 @@ using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroy>;
 // (a failed or unfinished finalize, a peer gone), aborts it, as nccl-tests' testStreamSynchronize.
 class Communicator {
  public:
-  Communicator(const NcclLibrary* nccl, mpi::Session& session, std::chrono::duration<double> timeout)
-      : nccl_(nccl), session_(session), timeout_(timeout) {}
+  Communicator(const NcclLibrary* nccl, mpi::Session& session, MPI_Comm group, std::chrono::duration<double> timeout)
+      : nccl_(nccl), session_(session), group_(group), timeout_(timeout) {}
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   ~Communicator() { end(); }
@@ -144,7 +144,7 @@ class Communicator {
   // set), under the session's watchdog: one that never returns ends the job.
   template <typename Call>
   ncclResult_t watched(const char* what, Call call) const {
-    mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), what);
+    mpi::Session::Watch watch(session_, mpi::deadline_in(timeout_.count() + 30), what, group_);
     return call();
   }
 
@@ -163,6 +163,7 @@ class Communicator {
 
   const NcclLibrary* nccl_;
   mpi::Session& session_;
+  MPI_Comm group_;  // the ranks whose NCCL communicator this is: the watchdog names them
   std::chrono::duration<double> timeout_;
   ncclComm_t comm_ = nullptr;
   bool blocking_ = false;
@@ -172,7 +173,7 @@ class NcclEngine : public Engine {
  public:
   NcclEngine(mpi::Session& session, MPI_Comm group, int device, uint64_t max_bytes, double timeout_s, const NcclChoices& choices)
       : session_(session), nccl_(library_or_null()), timeout_(std::chrono::duration<double>(timeout_s)), choices_(choices),
-        comm_(nccl_, session, timeout_) {
+        comm_(nccl_, session, group, timeout_), group_(group) {
     rank_ = mpi::rank_in(group);
     ranks_ = mpi::size_of(group);
     max_bytes_ = max_bytes;
@@ -201,7 +202,7 @@ class NcclEngine : public Engine {
     {
       // The job ends when no enqueue returns within the timeout (a blocking communicator's call
       // waits for its peers); progress() is one atomic increment: nothing else in the loop.
-      mpi::Session::Watch watch(session_, std::chrono::duration_cast<mpi::Clock::duration>(timeout_), fmt::format("NCCL {} enqueue", to_string(c.op)));
+      mpi::Session::Watch watch(session_, std::chrono::duration_cast<mpi::Clock::duration>(timeout_), fmt::format("NCCL {} enqueue", to_string(c.op)), group_);
       // Each call on the next slice of the buffers, as nccl-tests (coll_call_offset): the first
       // call, the one a check follows, on the filled one.
       const uint64_t span = std::max(coll_input_elements(c.op, c.chunk, ranks_), coll_output_elements(c.op, c.chunk, ranks_)) * size_of(c.dtype);
@@ -400,6 +401,7 @@ class NcclEngine : public Engine {
   Event start_;
   Event stop_;
   Communicator comm_;
+  MPI_Comm group_;
   std::optional<std::string> failure_;
   std::string timing_;
 };

@@ -31,11 +31,12 @@ Measured measure(mpi::Session& s, Engine& engine, MPI_Comm group, const SweepPla
   if (auto agreed = mpi::agree_on_error(s, group, failed, deadline())) return {{}, agreed};
   s.set_step("collectives", fmt::format("{}: {} timed calls", step, call.in_place ? "in-place" : "out-of-place"), false);
   // Busy-polled, so that the ranks leave it within microseconds of each other (as nccl-tests'
-  // blocking MPI_Barrier) and still answer rank 0's roll call: a rank blocked inside MPI cannot,
-  // and would be named lost beside the one that is.
+  // blocking MPI_Barrier) and still answer rank 0's roll call: a rank stopped before the timed
+  // calls is then named by the roll call at once, not by elimination after the others' watchdogs.
   mpi::barrier(s, group, deadline(), "the barrier before the timed calls", mpi::Poll::busy);
   failed = failure_of([&] {
     seconds = engine.run(call, plan.iters);
+    s.set_step("collectives", fmt::format("{}: {} checked call", step, call.in_place ? "in-place" : "out-of-place"), false);
     engine.fill(call);  // the checked call starts from the pattern again
     engine.run(call, 1);
     wrong = engine.count_wrong(call);

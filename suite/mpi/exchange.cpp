@@ -257,7 +257,7 @@ MPI_Comm split(Session& s, MPI_Comm parent, bool member, Clock::time_point deadl
 
 MPI_Comm split_by_colour(Session& s, MPI_Comm parent, int colour, Clock::time_point deadline, const std::string& what) {
   barrier(s, parent, deadline, what);
-  Session::Watch watch(s, deadline_in(std::chrono::duration<double>(deadline - Clock::now()).count() + 30), "MPI_Comm_split: " + what);
+  Session::Watch watch(s, deadline_in(std::chrono::duration<double>(deadline - Clock::now()).count() + 30), "MPI_Comm_split: " + what, parent);
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_split(parent, colour >= 0 ? colour : MPI_UNDEFINED, s.rank(), &comm);
   return comm;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -165,23 +166,64 @@ bool Session::alive(int rank) const {
   return heard != Clock::time_point{} && Clock::now() - heard < kAliveWithin;
 }
 
+void Session::say_alive(const std::string& reason) const {
+  const std::string line = nlohmann::json{{"rank", rank_}, {"host", host_}, {"what", reason}}.dump();
+  std::fprintf(stderr, "fabricproof: alive: %s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+Clock::duration Session::watchdog_grace(Clock::duration span) {
+  return std::clamp<Clock::duration>(span, kWatchdogGrace, std::chrono::seconds(30));
+}
+
+// A blocked rank fires by the time the roll call ends (its last call began before the wait that
+// timed out); it then waits its grace and ends the job. Five seconds more for the abort to land.
+Clock::duration Session::blocked_peers_wait() const {
+  if (blocking_stall_ == Clock::duration::zero()) return Clock::duration::zero();
+  return watchdog_grace(blocking_stall_) + std::chrono::seconds(5);
+}
+
 void Session::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();
 }
 
-Session::Watch::Watch(Session& s, Clock::time_point deadline, std::string what) : session_(s) {
+namespace {
+
+// The world ranks of a communicator's members, in its order.
+std::vector<int> world_ranks_of(MPI_Comm comm) {
+  MPI_Group group, world;
+  int size = 0;
+  MPI_Comm_group(comm, &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_size(group, &size);
+  std::vector<int> mine(static_cast<size_t>(size)), out(static_cast<size_t>(size));
+  for (int i = 0; i < size; ++i) mine[static_cast<size_t>(i)] = i;
+  MPI_Group_translate_ranks(group, size, mine.data(), world, out.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  return out;
+}
+
+}  // namespace
+
+Session::Watch::Watch(Session& s, Clock::time_point deadline, std::string what, MPI_Comm group) : session_(s) {
+  auto members = world_ranks_of(group);  // before the lock: the watchdog thread must not wait on MPI
   std::lock_guard lock(s.watch_mutex_);
   s.watch_armed_ = true;
   s.watch_deadline_ = deadline;
   s.watch_stall_ = Clock::duration::zero();
+  s.watch_span_ = deadline - Clock::now();
   s.watch_what_ = fmt::format("{} ({})", what, s.doing());
+  s.watch_group_ = std::move(members);
   if (!s.watchdog_.joinable()) s.watchdog_ = std::thread([&s] { s.watchdog_loop(); });
 }
 
-Session::Watch::Watch(Session& s, Clock::duration stall, std::string what) : Watch(s, Clock::now() + stall, std::move(what)) {
+Session::Watch::Watch(Session& s, Clock::duration stall, std::string what, MPI_Comm group)
+    : Watch(s, Clock::now() + stall, std::move(what), group) {
   std::lock_guard lock(s.watch_mutex_);
   s.watch_stall_ = stall;
+  s.watch_span_ = stall;
 }
 
 Session::Watch::~Watch() {
@@ -191,16 +233,17 @@ Session::Watch::~Watch() {
 
 // Called by the watchdog thread with watch_mutex_ held: the main thread is blocked inside MPI.
 // Every rank blocked in the same call says so on stderr, in words and as a line the launcher
-// wrapper reads (report/finalize.hpp: the ranks that did not say so are the ones it names); the
-// grace lets the others' watchdogs, which expire within moments of this one, say so too before
-// the job ends. MPI_Abort is the one call that ends every rank; should it not return (a node gone
-// whose daemon mpirun still waits for), SIGALRM ends this process and mpirun the job.
+// wrapper reads (report/finalize.hpp: of the call's group, the ranks that said neither this nor
+// "alive" are the ones it names); the grace lets the others' watchdogs, and the ranks of the group
+// that wait in a polled exchange one call ahead, say so too before the job ends. MPI_Abort is the
+// one call that ends every rank; should it not return (a node gone whose daemon mpirun still
+// waits for), SIGALRM ends this process and mpirun the job.
 void Session::end_blocked_job() {
   std::fprintf(stderr, "fabricproof: rank %d (%s): %s did not return in time; ending the job\n", rank_, host_.c_str(), watch_what_.c_str());
-  const std::string line = nlohmann::json{{"rank", rank_}, {"host", host_}, {"what", watch_what_}}.dump();
+  const std::string line = nlohmann::json{{"rank", rank_}, {"host", host_}, {"what", watch_what_}, {"group", watch_group_}}.dump();
   std::fprintf(stderr, "fabricproof: watchdog: %s\n", line.c_str());
   std::fflush(stderr);
-  std::this_thread::sleep_for(kWatchdogGrace);
+  std::this_thread::sleep_for(watchdog_grace(watch_span_));
   alarm(30);
   MPI_Abort(MPI_COMM_WORLD, 2);
   std::_Exit(2);

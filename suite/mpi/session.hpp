@@ -96,16 +96,32 @@ class Session {
   // Ends the whole job with `code`.
   [[noreturn]] void abort(int code) const;
 
+  // A rank that stopped waiting (mpi::Lost) says on stderr that it lives ("fabricproof: alive:
+  // {json}"), so that a finaliser naming by elimination (report/finalize.hpp) leaves it out.
+  void say_alive(const std::string& reason) const;
+
+  // A phase whose calls may block inside MPI (the timed collectives under a Watch of `stall`):
+  // while set, a rank silent to the roll call may be blocked rather than lost, and its watchdog
+  // ends the job within blocked_peers_wait(). Zero clears it.
+  void expect_blocking_calls(Clock::duration stall) { blocking_stall_ = stall; }
+  Clock::duration blocked_peers_wait() const;
+  // How long a watchdog that fired waits before ending the job: long enough for the ranks of its
+  // group that wait in a polled exchange (a call ahead of it, the same deadline) to time out and
+  // say they live. At least kWatchdogGrace, at most 30 s.
+  static Clock::duration watchdog_grace(Clock::duration span);
+
   // Ends the job if the blocking call that follows (one MPI has no non-blocking form of, or a
   // timed collective, which must be the blocking call applications make) does not return before
-  // `deadline`; disarmed when the guard goes out of scope. The watchdog prints what was watched
-  // and the step, and calls MPI_Abort; the launcher wrapper then finalises the report.
+  // `deadline`; disarmed when the guard goes out of scope. The watchdog prints what was watched,
+  // the step and the world ranks of `group` (the communicator the call is on: report/finalize.hpp
+  // names those of them that said nothing), waits its grace, and calls MPI_Abort; the launcher
+  // wrapper then finalises the report.
   class Watch {
    public:
-    Watch(Session& s, Clock::time_point deadline, std::string what);
+    Watch(Session& s, Clock::time_point deadline, std::string what, MPI_Comm group = MPI_COMM_WORLD);
     // A loop of blocking calls: the job ends when no call completes (progress()) within `stall`.
     // progress() is one relaxed atomic increment, so the timed loop pays nothing measurable.
-    Watch(Session& s, Clock::duration stall, std::string what);
+    Watch(Session& s, Clock::duration stall, std::string what, MPI_Comm group = MPI_COMM_WORLD);
     ~Watch();
     Watch(const Watch&) = delete;
     Watch& operator=(const Watch&) = delete;
@@ -150,6 +166,9 @@ class Session {
   Clock::duration watch_stall_{};  // zero: a fixed deadline
   std::atomic<uint64_t> watch_progress_{0};
   std::string watch_what_;
+  std::vector<int> watch_group_;  // world ranks of the watched call's communicator
+  Clock::duration watch_span_{};  // the stall, or the deadline from the start
+  Clock::duration blocking_stall_{};
   std::thread watchdog_;
 };
 

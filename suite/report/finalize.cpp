@@ -38,9 +38,10 @@ std::optional<int> orte_rank(std::string_view name) {
   return leading_int(name.substr(close + 2));
 }
 
+// A loss, merged with an earlier loss of the same rank (witness lines are not losses).
 void add(std::vector<LauncherLoss>& out, LauncherLoss loss) {
   for (auto& o : out)
-    if (o.rank == loss.rank && (o.host == loss.host || o.host.empty() || loss.host.empty())) {
+    if (!o.watchdog && !o.alive && o.rank == loss.rank && (o.host == loss.host || o.host.empty() || loss.host.empty())) {
       if (o.host.empty()) o.host = loss.host;
       return;
     }
@@ -70,6 +71,33 @@ std::optional<LauncherLoss> launch_failure(std::string_view line) {
   }
   if (line.find("Host key verification failed") != std::string_view::npos) return loss("", "ssh refused the host's key (Host key verification failed)");
   return std::nullopt;
+}
+
+// The ranks' own lines: a watchdog that fired, a rank that stopped waiting and lives, a rank's
+// claim that another was lost. A line cut by the launcher is skipped: the others still count.
+void fabricproof_line(std::string_view line, std::vector<LauncherLoss>& out) {
+  for (const std::string_view kind : {"watchdog", "alive", "lost-rank"}) {
+    const std::string key = fmt::format("fabricproof: {}: ", kind);
+    const auto at = line.find(key);
+    if (at == std::string_view::npos) continue;
+    const auto j = nlohmann::json::parse(line.substr(at + key.size()), nullptr, false);
+    if (!j.is_object()) return;
+    LauncherLoss l{j.value("rank", -1), j.value("host", std::string()), j.value("what", std::string())};
+    if (kind == "watchdog") {
+      l.watchdog = true;
+      if (j.contains("group") && j["group"].is_array())
+        for (const auto& r : j["group"])
+          if (r.is_number_integer()) l.group.push_back(r.get<int>());
+    } else if (kind == "alive") {
+      l.alive = true;
+    } else {
+      l.seen_by = j.value("seen_by", -1);
+      l.what = fmt::format("rank {} saw it stop answering during {}: {}", l.seen_by, j.value("phase", std::string("?")), j.value("step", std::string()));
+      return add(out, std::move(l));
+    }
+    out.push_back(std::move(l));
+    return;
+  }
 }
 
 }  // namespace
@@ -112,22 +140,8 @@ std::vector<LauncherLoss> parse_launcher_log(std::string_view text) {
       const auto host = rest.substr(0, rest.find(':'));
       const auto rank = leading_int(word_after(line, ": task "));
       add(out, {rank.value_or(-1), std::string(host), std::string(line.substr(at))});
-    } else if (const auto at = line.find("fabricproof: watchdog: "); at != std::string_view::npos) {
-      try {
-        const auto j = nlohmann::json::parse(line.substr(at + 23));
-        out.push_back({j.value("rank", -1), j.value("host", std::string()), j.value("what", std::string()), false, true});
-      } catch (const std::exception&) {
-        // a line cut by the launcher: the other lines still count
-      }
-    } else if (const auto at = line.find("fabricproof: lost-rank: "); at != std::string_view::npos) {
-      try {
-        const auto j = nlohmann::json::parse(line.substr(at + 24));
-        add(out, {j.value("rank", -1), j.value("host", std::string()),
-                  fmt::format("rank {} saw it stop answering during {}: {}", j.value("seen_by", -1), j.value("phase", std::string("?")),
-                              j.value("step", std::string()))});
-      } catch (const std::exception&) {
-        // a line cut by the launcher: the other lines still count
-      }
+    } else if (line.find("fabricproof: ") != std::string_view::npos) {
+      fabricproof_line(line, out);
     }
   }
   return out;
@@ -136,29 +150,44 @@ std::vector<LauncherLoss> parse_launcher_log(std::string_view text) {
 namespace {
 
 // The ranks the watchdogs' reports leave out: when some ranks' watchdogs ended a blocking call
-// (a collective), every rank of the world was in it or on its way, and the ones that did not say
-// so stopped first. Nothing when no watchdog reported (or the world size is unknown).
+// (a collective), every rank of that call's group was in it or on its way, and those of them
+// that said neither "watchdog" nor "alive" (they stopped waiting and live) stopped first. Ranks
+// outside the groups (waiting for the group to end) are not named. Nothing when no watchdog
+// reported (or the world size is unknown).
 std::vector<LauncherLoss> silent_under_watchdogs(const Report& report, const std::vector<LauncherLoss>& given) {
-  std::vector<int> reported;
+  std::vector<int> reported, in_call;
   std::string what;
-  for (const auto& l : given)
-    if (l.watchdog) {
-      reported.push_back(l.rank);
-      if (what.empty()) what = l.what;
-    }
+  size_t watchdogs = 0;
+  for (const auto& l : given) {
+    if (!l.watchdog && !l.alive) continue;
+    reported.push_back(l.rank);
+    if (!l.watchdog) continue;
+    ++watchdogs;
+    if (what.empty()) what = l.what;
+    if (l.group.empty())
+      for (int rank = 0; rank < report.world_size; ++rank) in_call.push_back(rank);
+    in_call.insert(in_call.end(), l.group.begin(), l.group.end());
+  }
   std::vector<LauncherLoss> out;
-  if (reported.empty() || report.world_size <= 0) return out;
+  if (watchdogs == 0 || report.world_size <= 0) return out;
   for (int rank = 0; rank < report.world_size; ++rank) {
+    if (std::find(in_call.begin(), in_call.end(), rank) == in_call.end()) continue;
     if (std::find(reported.begin(), reported.end(), rank) != reported.end()) continue;
-    if (std::any_of(given.begin(), given.end(), [&](const LauncherLoss& l) { return !l.watchdog && l.rank == rank; })) continue;
+    if (std::any_of(given.begin(), given.end(), [&](const LauncherLoss& l) { return !l.watchdog && !l.alive && l.rank == rank; })) continue;
     std::string host;
     for (const auto& placed : report.rank_map)
       if (placed.rank == rank) host = placed.host;
     out.push_back({rank, host,
-                   fmt::format("no watchdog report from it, while {} other rank(s) reported they were blocked in {}: it stopped first",
-                               reported.size(), what)});
+                   fmt::format("no watchdog report from it, while {} rank(s) of its group reported they were blocked in {}: it stopped first",
+                               watchdogs, what)});
   }
   return out;
+}
+
+// A rank's claim that another was lost, where that other's watchdog reported: it was blocked in a
+// call (waiting for the one that stopped), not lost.
+bool claim_about_a_blocked_rank(const LauncherLoss& l, const std::vector<LauncherLoss>& given) {
+  return l.seen_by >= 0 && std::any_of(given.begin(), given.end(), [&](const LauncherLoss& w) { return w.watchdog && w.rank == l.rank; });
 }
 
 }  // namespace
@@ -167,7 +196,7 @@ bool finalize_report(Report& report, const std::string& launcher_status, const s
   if (report.finished) return false;
   std::vector<LauncherLoss> losses;
   for (const auto& l : given)
-    if (!l.watchdog) losses.push_back(l);
+    if (!l.watchdog && !l.alive && !claim_about_a_blocked_rank(l, given)) losses.push_back(l);
   for (auto& l : silent_under_watchdogs(report, given)) losses.push_back(std::move(l));
   const InFlight where = report.in_flight.value_or(InFlight{"unknown", "", ""});
   const std::string step = where.phase + (where.step.empty() ? "" : ": " + where.step);

@@ -112,6 +112,27 @@ TEST(LostRank, SigstopBeforeTheTimedCallsIsNamed) {
   EXPECT_GE(rows_kept(report), 20u) << "8 B .. 16 MiB completed before the fault";
 }
 
+// A rank that stops right before the checked call, which blocks (MPI_Allreduce, as applications
+// call it): the others are blocked inside MPI and cannot answer a roll call. Their watchdogs say
+// so with their group, end the job, and the wrapper's finaliser names the one rank of the group
+// that did not say so, and no other.
+TEST(LostRank, SigstopBeforeABlockingCallIsNamedByTheOthersWatchdogs) {
+  TempDir tmp("lost-stop-blocking");
+  const std::string wrapper = (source_dir() / "scripts" / "fabricproof-mpirun").string();
+  const std::string hostfile = (source_dir() / "hostfiles" / "localhost").string();
+  const auto o = run_shell(test::shm_env() + "FABRICPROOF_INJECT='2:32M (33554432 bytes): out-of-place checked call:stop' FABRICPROOF_BIN=" +
+                               std::string(FABRICPROOF_BINARY) + " " + wrapper + " --hostfile " + hostfile + " -- run" + kSweep + tmp.path().string(),
+                           tmp.path() / "log");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_LT(o.seconds, 2 * kDeadline + 60 + kReachStep) << o.output;  // the stall, the watchdog's grace, then as any loss
+  EXPECT_NE(o.output.find("fabricproof: watchdog: "), std::string::npos) << o.output;
+  const auto report = read_report(tmp.path());
+  expect_lost_rank_named(report, "rank_lost", 2, "collectives", "32M (33554432 bytes)");
+  EXPECT_NE(findings_with_id(report, "rank_lost").at(0)["measured"]["launcher"].get<std::string>().find("no watchdog report from it"), std::string::npos)
+      << findings_with_id(report, "rank_lost").at(0).dump(2);
+  EXPECT_GE(rows_kept(report), 20u) << "8 B .. 16 MiB completed before the fault";
+}
+
 // mpirun killed from outside (no wrapper): the report says "incomplete" with the step in flight;
 // `report --finalize` then makes it the error it is.
 TEST(LostRank, KilledMpirunLeavesAnIncompleteReportAndTheFinaliserEndsIt) {

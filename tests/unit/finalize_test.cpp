@@ -161,7 +161,7 @@ fabricproof: watchdog: {"host":"node9","rank":
     if (f.id == "rank_lost") lost.push_back(f);
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_EQ(lost[0].subject, "rank 2 (node3)");
-  EXPECT_NE(lost[0].measured["launcher"].get<std::string>().find("3 other rank(s) reported they were blocked in MPI allreduce"), std::string::npos)
+  EXPECT_NE(lost[0].measured["launcher"].get<std::string>().find("3 rank(s) of its group reported they were blocked in MPI allreduce"), std::string::npos)
       << lost[0].measured.dump();
   EXPECT_EQ(lost[0].measured["step"], "allreduce on 4 node(s), 16 rank(s): 32M (33554432 bytes)");
 
@@ -169,6 +169,38 @@ fabricproof: watchdog: {"host":"node9","rank":
   none.world_size = 4;
   ASSERT_TRUE(finalize_report(none, "mpirun exited 2", {}, "now"));
   for (const auto& f : none.findings) EXPECT_NE(f.id, "rank_lost");
+}
+
+// A rank blocked in a collective cannot answer; one that waits in a polled exchange can time out
+// and say it lives. Rank 0 blocked (its watchdog), ranks 1 and 3 timed out (alive; rank 1 also
+// claimed rank 0 lost), rank 2 stopped: only rank 2 is named. Ranks 4..7 waited outside the
+// group (for it to end) and are not named either.
+TEST(Finalize, EliminationCountsTheLivingAndStaysInTheBlockedGroup) {
+  auto r = unfinished_report();
+  r.world_size = 8;
+  for (int rank = 0; rank < 8; ++rank) r.rank_map.push_back({rank, "node" + std::to_string(rank / 2 + 1), 0, std::nullopt, ""});
+  const std::string log = R"LOG(fabricproof: watchdog: {"host":"node1","rank":0,"what":"MPI allreduce of 2 elements","group":[0,1,2,3]}
+fabricproof: alive: {"host":"node1","rank":1,"what":"stopped waiting during collectives: x"}
+fabricproof: alive: {"host":"node2","rank":3,"what":"stopped waiting during collectives: x"}
+fabricproof: lost-rank: {"rank":0,"host":"node1","phase":"collectives","step":"x","seen_by":1,"reason":"rank 0 did not end the job"}
+)LOG";
+  const auto given = parse_launcher_log(log);
+  ASSERT_EQ(given.size(), 4u);
+  EXPECT_EQ(given[0].group, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(given[1].alive);
+  EXPECT_EQ(given[3].seen_by, 1);
+  ASSERT_TRUE(finalize_report(r, "mpirun exited 2", given, "now"));
+  std::vector<std::string> lost;
+  for (const auto& f : r.findings)
+    if (f.id == "rank_lost") lost.push_back(f.subject.text());
+  EXPECT_EQ(lost, (std::vector<std::string>{"rank 2 (node2)"})) << "rank 0 was blocked (its watchdog said so), not lost";
+
+  auto without_group = unfinished_report();  // an older watchdog line (no group): the whole world
+  without_group.world_size = 3;
+  ASSERT_TRUE(finalize_report(without_group, "mpirun exited 2", parse_launcher_log(R"(fabricproof: watchdog: {"rank":0,"what":"x"})"), "now"));
+  size_t named = 0;
+  for (const auto& f : without_group.findings) named += f.id == "rank_lost";
+  EXPECT_EQ(named, 2u);
 }
 
 TEST(Finalize, AFinalReportIsLeftAsItIs) {

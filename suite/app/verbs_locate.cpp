@@ -8,22 +8,9 @@
 #include "core/text_file.hpp"
 
 namespace fabricproof::app {
-namespace {
 
-// The pair's RDMA WRITE bandwidth, the slower way; none when a way did not complete.
-std::optional<double> write_bw(const PairResult& r) {
-  std::optional<double> slowest;
-  for (const auto& t : r.tests) {
-    if (t.test != "write_bw") continue;
-    if (t.status != Status::ok || !t.gbps) return std::nullopt;
-    slowest = std::min(slowest.value_or(*t.gbps), *t.gbps);
-  }
-  return slowest;
-}
-
-}  // namespace
-
-LocateDriver::LocateDriver(const VerbsPlan& plan) {
+LocateDriver::LocateDriver(const VerbsPlan& plan, double latency_outlier_factor, const locate::LeafMap& neighbours)
+    : figure_test_(locate_figure_test(plan.options.tests)) {
   std::map<std::string, int> node_of;
   for (const auto& e : plan.endpoints)
     if (node_of.emplace(e.host, static_cast<int>(fabric_.names.size())).second) fabric_.names.push_back(e.host);
@@ -37,7 +24,19 @@ LocateDriver::LocateDriver(const VerbsPlan& plan) {
   for (const auto& rails : endpoint_) fabric_.rails = std::max(fabric_.rails, static_cast<int>(rails.size()));
   for (auto& rails : endpoint_) rails.resize(static_cast<size_t>(fabric_.rails), -1);
   if (!plan.options.leaf_map.empty()) read_leaves(plan.options.leaf_map);
-  locator_ = std::make_unique<locate::PairLocator>(fabric_);
+  else if (!neighbours.by_device.empty()) leaves_from_neighbours(neighbours);
+  locate::PairSettings settings;
+  if (figure_test_ == "write_lat" && latency_outlier_factor > 1) settings.slow_below = 1 / latency_outlier_factor;
+  locator_ = std::make_unique<locate::PairLocator>(fabric_, settings);
+}
+
+// Without a --leaf-map, the switches the run read itself (every HCA's, or none: a partial map would
+// make the HCAs it lacks one leaf). Not a problem of the run when some were not read: locate then
+// works without leaves, and says so.
+void LocateDriver::leaves_from_neighbours(const locate::LeafMap& neighbours) {
+  const auto missing = locate::assign_leaves(fabric_, neighbours, devices_);
+  leaves_from_ = missing.empty() ? "the ports' neighbour switches (lldpd, --ibnetdiscover)"
+                                 : fmt::format("unknown: {} HCA(s) without a neighbour switch read, e.g. {}", missing.size(), missing.front());
 }
 
 // The --leaf-map file into the fabric's leaves. A map that cannot be read or is wrong is worse than
@@ -54,6 +53,7 @@ void LocateDriver::read_leaves(const std::string& name) {
   }
   const auto map = locate::read_leaf_map(*text, name);
   leaf_map_problems_ = map.errors;
+  leaves_from_ = "--leaf-map " + name;
   if (!map.errors.empty()) return;
   const auto missing = locate::assign_leaves(fabric_, map, devices_);
   if (!missing.empty())
@@ -89,7 +89,7 @@ void LocateDriver::record(const std::vector<PairResult>& results) {
   for (const auto& r : results) {
     const auto test = test_of_task_.find(r.task);
     if (test == test_of_task_.end()) continue;
-    round.push_back({test->second, 0, write_bw(r)});
+    round.push_back({test->second, 0, locate_figure(r, figure_test_)});
     task_of_result_.push_back(r.task);
     first_task_.emplace(std::minmax(r.a, r.b), r.task);
   }
@@ -119,9 +119,11 @@ VerbsLocate LocateDriver::outcome() const {
   VerbsLocate out;
   const auto& l = *locator_;
   out.rounds = l.rounds();
+  out.figure = figure_test_ == "write_lat" ? "write_lat: round trips per second (1 / median latency)" : figure_test_ + ": Gb/s, the slower way";
   out.nodes = fabric_.nodes();
   out.rails = fabric_.rails;
   out.leaves_known = fabric_.leaves_known();
+  out.leaves_from = out.leaves_known ? leaves_from_ : leaves_from_.rfind("unknown", 0) == 0 ? leaves_from_ : "";
   const auto answer = l.answer();
   out.transient_dips = answer.transient_dips;
   out.unresolved = answer.unresolved;

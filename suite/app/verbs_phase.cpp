@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "app/verbs_locate.hpp"
+#include "inventory/inventory_rules.hpp"
 #include "verbs/verbs_plan.hpp"
 #include "verbs/verbs_rules.hpp"
 #include "mpi/exchange.hpp"
@@ -300,19 +301,22 @@ std::vector<VerbsPlan> remeasure_plans(const VerbsPlan& plan, const std::vector<
 }
 
 // --verbs-mode locate: rank 0's locator picks each round from the results so far (suite/locate);
-// every rank runs the round's tasks as a matrix round. One test per pair (write_bw both ways); a
-// pair measured again is the report's re-measurement of its first task, as --verbs-remeasure's.
-void run_locate(const RunOptions& options, mpi::Session& session, const VerbsPlan& plan, const MatrixRun& run, VerbsSection& section) {
+// every rank runs the round's tasks as a matrix round. One test per pair, the one locate compares
+// by (locate_figure_test: write_bw both ways, or write_lat when no bandwidth test was asked for);
+// a pair measured again is the report's re-measurement of its first task, as --verbs-remeasure's.
+void run_locate(const RunOptions& options, mpi::Session& session, const VerbsPlan& plan, const MatrixRun& run, const ClusterFacts& cluster,
+                const Profile& profile, VerbsSection& section) {
   VerbsPlan step = plan;
-  step.options.tests = {"write_bw"};
+  step.options.tests = {locate_figure_test(plan.options.tests)};
   step.options.sizes.clear();
   step.options.remeasure = false;
   section.options = step.options;
   std::unique_ptr<LocateDriver> driver;
   if (session.is_root()) {
-    driver = std::make_unique<LocateDriver>(plan);
-    run.progress(fmt::format("{}: locate over {} node(s) and {} rail(s){}", run.name, driver->locator().fabric().nodes(), driver->locator().fabric().rails,
-                             driver->locator().fabric().leaves_known() ? ", leaves from " + plan.options.leaf_map : ", leaves unknown"));
+    driver = std::make_unique<LocateDriver>(plan, profile.verbs.latency_outlier_factor, locate::leaf_map_of_ports(cabled_ports(cluster.nodes, {})));
+    const auto said = driver->outcome();
+    run.progress(fmt::format("{}: locate over {} node(s) and {} rail(s), compared by {}; leaves {}", run.name, said.nodes, said.rails, said.figure,
+                             said.leaves_known ? "from " + said.leaves_from : said.leaves_from.empty() ? "unknown" : said.leaves_from));
   }
   for (int next_id = 0, round = 1;; ++round) {
     std::vector<VerbsTask> tasks;
@@ -366,7 +370,7 @@ VerbsPhaseOutcome run_verbs_matrix(const RunOptions& options, mpi::Session& sess
   section.endpoints = plan.endpoints;
   section.rounds = plan.rounds;
   if (plan.options.mode == "locate") {
-    run_locate(options, session, plan, run, section);
+    run_locate(options, session, plan, run, cluster, profile, section);
     if (session.is_root()) outcome.findings = check_verbs(section, cluster, profile);
     return outcome;
   }

@@ -17,6 +17,13 @@ std::string LeafMap::leaf_of(const std::string& host, const std::string& device)
   return {};
 }
 
+LeafMap leaf_map_of_ports(const std::vector<cabling::CabledPort>& ports) {
+  LeafMap map;
+  for (const auto& p : ports)
+    if (p.switch_name && !p.switch_name->empty()) map.by_device.emplace(std::make_pair(p.host, p.device), *p.switch_name);
+  return map;
+}
+
 LeafMap read_leaf_map(const std::string& text, const std::string& name) {
   if (!cabling::looks_like_ibnetdiscover(text)) return parse_leaf_map(text, name);
   LeafMap map;

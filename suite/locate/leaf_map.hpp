@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "cabling/rails.hpp"
 #include "locate/fabric.hpp"
 
 namespace fabricproof::locate {
@@ -26,6 +27,11 @@ LeafMap parse_leaf_map(std::string_view text, const std::string& name);
 // switch (its GUID) as the leaf of "<host> <device>", read from the CA's node description (rdma-ndd
 // sets it to "<hostname> <device>"); anything else is read as the lines above.
 LeafMap read_leaf_map(const std::string& text, const std::string& name);
+
+// The leaves the run read itself: each cabled port's neighbour switch (lldpd, --ibnetdiscover) as
+// the leaf of "<host> <device>". Ports whose neighbour was not read are left out (assign_leaves
+// then says which HCAs the map lacks).
+LeafMap leaf_map_of_ports(const std::vector<cabling::CabledPort>& ports);
 
 // Leaves numbered per rail for the planner, from the HCA on each rail of each node (devices[node][rail],
 // empty where the node has no such rail). A map that leaves some HCA out gives no leaves at all

@@ -122,11 +122,13 @@ LocateView verbs_locate(const VerbsSection& section) {
   for (const auto& p : l.leaf_map_problems) v.answers.push_back("leaf map not used: " + p);
   if (v.answers.empty()) v.answers.push_back("every node cleared: no node, port, link or leaf named");
   auto share = [](uint64_t part, uint64_t whole) { return whole ? fmt::format(" ({:.1f}%)", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : std::string(); };
-  v.exercised = fmt::format("{} round(s) over {} node(s) and {} rail(s); pairs tested: {} of {}{}; leaf-to-leaf paths: {}; nodes tested: {} of {}; "
+  v.exercised = fmt::format("{}{} round(s) over {} node(s) and {} rail(s); pairs tested: {} of {}{}; leaf-to-leaf paths: {}; nodes tested: {} of {}; "
                             "{} transient dip(s) (slow once, not when repeated)",
-                            l.rounds, l.nodes, l.rails, l.pairs_tested, l.pairs_total, share(l.pairs_tested, l.pairs_total),
-                            l.leaves_known ? fmt::format("{} of {}{}", l.leaf_paths_tested, l.leaf_paths_total, share(l.leaf_paths_tested, l.leaf_paths_total))
-                                           : std::string("unknown (no --leaf-map)"),
+                            l.figure.empty() ? "" : "compared by " + l.figure + "; ", l.rounds, l.nodes, l.rails, l.pairs_tested, l.pairs_total,
+                            share(l.pairs_tested, l.pairs_total),
+                            l.leaves_known ? fmt::format("{} of {}{}{}", l.leaf_paths_tested, l.leaf_paths_total, share(l.leaf_paths_tested, l.leaf_paths_total),
+                                                         l.leaves_from.empty() ? "" : " (leaves from " + l.leaves_from + ")")
+                                           : fmt::format("unknown ({})", l.leaves_from.empty() ? "no --leaf-map, no neighbour switch read" : l.leaves_from),
                             l.nodes_tested, l.nodes, l.transient_dips);
   return v;
 }

@@ -134,4 +134,27 @@ LatencyStats latency_stats(std::vector<double> samples) {
   return s;
 }
 
+// The test locate compares pairs by: a bandwidth test where one runs (write_bw first), else the
+// latency test, whose figure is round trips per second (a slow hop shows in latency long before it
+// caps a stream of 32 messages in flight).
+std::string locate_figure_test(const std::vector<std::string>& tests) {
+  for (const char* t : {"write_bw", "send_bw", "write_bw_bidir", "write_lat"})
+    if (std::find(tests.begin(), tests.end(), t) != tests.end()) return t;
+  return "write_bw";
+}
+
+// The pair's figure by that test, the slower way; none when a way did not complete.
+std::optional<double> locate_figure(const PairResult& r, const std::string& test) {
+  std::optional<double> slowest;
+  for (const auto& t : r.tests) {
+    if (t.test != test) continue;
+    if (t.status != Status::ok) return std::nullopt;
+    const bool latency = test == "write_lat";
+    if (latency ? !t.latency || t.latency->p50_usec <= 0 : !t.gbps) return std::nullopt;
+    const double value = latency ? 1e6 / t.latency->p50_usec : *t.gbps;
+    slowest = std::min(slowest.value_or(value), value);
+  }
+  return slowest;
+}
+
 }  // namespace fabricproof

@@ -119,10 +119,12 @@ struct PairResult {
 // What --verbs-mode locate ran and found, and how much of the fabric it exercised: a pass from
 // locate claims no more than the pairs and leaf-to-leaf paths it tested.
 struct VerbsLocate {
+  std::string figure;  // what the pairs were compared by ("write_bw: Gb/s, the slower way")
   int rounds = 0;
   int nodes = 0;
   int rails = 0;
   bool leaves_known = false;
+  std::string leaves_from;         // "--leaf-map FILE", the ports' neighbours, or why none ("unknown: ...")
   int transient_dips = 0;          // slow tests that did not come back when repeated
   std::vector<LocatedFault> faults;
   std::vector<std::string> unresolved;  // suspects the tests could not settle: not a pass
@@ -134,6 +136,13 @@ struct VerbsLocate {
   int nodes_tested = 0;
 };
 
+// --verbs-mode locate compares pairs by one test's figure: a bandwidth test's where one runs
+// (write_bw first), else write_lat's, whose figure is round trips per second (1 / median latency),
+// so that higher is better for both.
+std::string locate_figure_test(const std::vector<std::string>& tests);
+// The pair's figure by that test, the slower way; none when a way did not complete.
+std::optional<double> locate_figure(const PairResult& r, const std::string& test);
+
 struct VerbsSection {
   VerbsOptions options;
   std::vector<VerbsEndpoint> endpoints;
@@ -142,7 +151,7 @@ struct VerbsSection {
   std::vector<PairResult> remeasured;  // the rounds run again (VerbsOptions::remeasure), every pair of them
   std::optional<VerbsLocate> locate;   // --verbs-mode locate
 };
-FABRICPROOF_JSON(VerbsLocate, rounds, nodes, rails, leaves_known, transient_dips, faults, unresolved, leaf_map_problems, pairs_tested, pairs_total,
+FABRICPROOF_JSON(VerbsLocate, figure, rounds, nodes, rails, leaves_known, leaves_from, transient_dips, faults, unresolved, leaf_map_problems, pairs_tested, pairs_total,
                  leaf_paths_tested, leaf_paths_total, nodes_tested)
 
 FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state, pci, serial, placement)

@@ -458,6 +458,16 @@ step_verbs_faults() {
   jq -r '.verbs.locate | "locate: \(.rounds) rounds, \(.pairs_tested) of \(.pairs_total) pairs", (.faults[].summary), (.unresolved[])' "$r"
   expect "locate names the node1 <-> node3 link, and nothing else" "[.verbs.locate.faults[] | [.kind, (.hosts | sort)]] == [[\"link\", [\"node1\", \"node3\"]]]" "$r"
   expect "the link's repeats are the pair's re-measurements" "[.verbs.remeasured[] | select([.a, .b] | sort == [0, 2])] | length >= 4" "$r"
+  # Locate by latency (no bandwidth test asked for: pairs compared by write_lat's round trips per
+  # second, slow beyond the profile's latency outlier factor) on node3's delayed link; then node3's
+  # link pulled the moment locate's first round is printed: node3 named both times, nobody else.
+  accept verbs-locate-delay 1 --fault "node3:delay:${delay_us}us" -- "${fault_phases[@]}" --verbs-mode locate --verbs-locate-isolated \
+    --verbs-lat-iterations 50 --verbs-tests write_lat
+  jq -r '.verbs.locate | "locate: \(.figure), \(.rounds) rounds", (.faults[].summary), (.unresolved[])' "$r"
+  expect "locate by latency names node3, and nothing else" "[.verbs.locate.faults[] | [.kind, .hosts]] == [[\"node\", [\"node3\"]]] and (.verbs.locate.figure | startswith(\"write_lat\"))" "$r"
+  accept verbs-locate-link-down 1 --fault-at "verbs locate 1: round 1 of" node3:link-down -- "${fault_phases[@]}" "${locate_args[@]}"
+  jq -r '.verbs.locate | "locate: \(.rounds) rounds", (.faults[].summary), (.unresolved[])' "$r"
+  expect "locate names node3 when its link goes down mid-run, and nothing else" "[.verbs.locate.faults[] | [.kind, .hosts]] == [[\"node\", [\"node3\"]]]" "$r"
 
   # 50 round trips, not 200: a delayed pair's ping-pong takes iterations x (round trip + delay),
   # and on a slow machine the typical latency the delay is sized from is itself long (10-15 ms

@@ -258,6 +258,31 @@ TEST(CablingProbe, EachRocePortGetsItsLldpNeighbourOrWhyNot) {
   EXPECT_EQ(node.rdma_devices[3].ports[0].neighbour->unread, "lldpcli not found: install and run lldpd to read each port's switch");
 }
 
+// Without --leaf-map, locate takes each HCA's leaf from the switch its port reached: four nodes of
+// the four-leaf sample give every rail its leaf; a port not heard is left out of the map, and
+// assign_leaves then refuses the partial map, naming that HCA.
+TEST(CablingProbe, TheNeighbourSwitchesAreLocatesLeafMap) {
+  std::vector<fabricproof::NodeFacts> nodes;
+  for (int i = 1; i <= 4; ++i) nodes.push_back(sample_06_node(fmt::format("gpu{}", i)));
+  const auto map = fabricproof::locate::leaf_map_of_ports(fabricproof::cabled_ports(nodes, {}));
+  ASSERT_EQ(map.by_device.size(), 16u);
+  EXPECT_EQ(map.leaf_of("gpu2", "mlx5_2"), "LEAF03");
+  fabricproof::locate::Fabric fabric;
+  fabric.names = {"gpu1", "gpu2", "gpu3", "gpu4"};
+  fabric.rails = 4;
+  const std::vector<std::vector<std::string>> devices(4, {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"});
+  EXPECT_TRUE(fabricproof::locate::assign_leaves(fabric, map, devices).empty());
+  EXPECT_TRUE(fabric.leaves_known());
+  nodes[3].rdma_devices[1].ports[0].neighbour->unread = "no LLDP neighbour heard on ens110np0";
+  fabricproof::locate::Fabric partial;
+  partial.names = fabric.names;
+  partial.rails = 4;
+  const auto missing = fabricproof::locate::assign_leaves(partial, fabricproof::locate::leaf_map_of_ports(fabricproof::cabled_ports(nodes, {})), devices);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_NE(missing[0].find("gpu4"), std::string::npos) << missing[0];
+  EXPECT_FALSE(partial.leaves_known());
+}
+
 // One rank per node asks lldpd; the node's facts take the neighbours from whichever rank that was.
 TEST(CablingProbe, TheNodeKeepsTheNeighboursOfTheRankThatAskedLldpd) {
   auto asked = sample_06_node("gpu1");

@@ -687,4 +687,37 @@ TEST(VerbsRules, LocateFaultsFailUnsettledSuspectsAreNotProvenAndTheReportSaysWh
   EXPECT_EQ(pass[0].measured["pairs_tested"], 4300) << "a pass says how much it tested";
 }
 
+namespace {
+
+TestResult latency_test(double p50_usec) {
+  TestResult t;
+  t.test = "write_lat";
+  t.latency = LatencyStats{p50_usec / 2, p50_usec, p50_usec, p50_usec * 2, p50_usec * 3, 50};
+  return t;
+}
+
+}  // namespace
+
+// Locate compares pairs by bandwidth where a bandwidth test runs, else by round trips per second:
+// a 10x slower hop gives a tenth of the figure; a way that did not complete gives none.
+TEST(VerbsLocateFigure, BandwidthFirstElseRoundTripsPerSecond) {
+  EXPECT_EQ(locate_figure_test({"write_lat", "write_bw"}), "write_bw");
+  EXPECT_EQ(locate_figure_test({"write_lat", "send_bw"}), "send_bw");
+  EXPECT_EQ(locate_figure_test({"write_lat"}), "write_lat");
+  PairResult r;
+  r.tests = {latency_test(20), latency_test(40)};
+  ASSERT_TRUE(locate_figure(r, "write_lat").has_value());
+  EXPECT_DOUBLE_EQ(*locate_figure(r, "write_lat"), 1e6 / 40) << "the slower way";
+  TestResult bw;
+  bw.test = "write_bw";
+  bw.gbps = 12.5;
+  r.tests.push_back(bw);
+  EXPECT_DOUBLE_EQ(*locate_figure(r, "write_bw"), 12.5);
+  r.tests[0].status = Status::error;
+  EXPECT_FALSE(locate_figure(r, "write_lat").has_value());
+  r.tests[1].latency.reset();
+  r.tests[0].status = Status::ok;
+  EXPECT_FALSE(locate_figure(r, "write_lat").has_value()) << "no latency measured is no figure";
+}
+
 }  // namespace fabricproof

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Soft-RoCE lab tests (ctest label `lab`). One step per ctest test, sharing one running lab:
 #   up -> rxe-ports -> write-bw -> acceptance -> slurm -> collectives -> uplink -> faults -> config-faults -> verbs-faults
-#   -> lost-nodes -> down
+#   -> verbs-iterations -> cabling (two rails, LLDP) -> lost-nodes -> down
 # Every fault is checked on its node and on no other. Faults that degrade are sized from the lab's
 # own baseline, measured in the same step; faults that must land mid-run are triggered by the
 # run's own output (lab acceptance --fault-at), so they land at the same step on any machine.
@@ -543,6 +543,43 @@ step_long_rounds() {
   finish
 }
 
+# 6c. The cabling (issue 43), on a lab of two data rails: each bridge a leaf that speaks LLDP
+#     (leaf-rail0, leaf-rail1; port id = the node), lldpd on the guests' data NICs. A clean run
+#     passes with every port's neighbour in the report and the verbs matrix on both rails; node3's
+#     rail-0 cable moved onto leaf-rail1 fails naming node3, rxe0, leaf-rail1 and leaf-rail0; a port
+#     whose LLDP is not heard is unread (not proven), never a pass. The lab goes back to one rail.
+step_cabling() {
+  "$lab" down >/dev/null 2>&1 || true
+  "$lab" up --nodes "$nodes" --rails 2 >/dev/null || { fail "lab up --rails 2"; finish; }
+  pass "lab up --rails 2"
+  sleep 5  # two LLDP intervals of the leaves (2 s): every guest has heard its neighbours
+  accept cabling-clean 0 -- --phases inventory,verbs --check-cabling --verbs-duration 2 --verbs-tx-depth 32 --verbs-tests write_bw
+  jq -r '.nodes[] | .host as $h | .rdma_devices[] | .name as $d | .ports[] | "  \($h)/\($d): \(.neighbour.switch_name // "-") port \(.neighbour.switch_port // "-") \(.neighbour.unread // "")"' "$r"
+  expect "every port's neighbour is its rail's leaf, the port named after its node" \
+    "[.nodes[] | .host as \$h | .rdma_devices[] | (.name | ltrimstr(\"rxe\")) as \$rail | .ports[] | .neighbour.switch_name == (\"leaf-rail\" + \$rail) and .neighbour.switch_port == \$h] | (length == 2 * $nodes and all)" "$r"
+  expect "the cabling rules pass on both rails" "[.findings[] | select(.id == \"cabling_rail\" and (.subject | startswith(\"rail \"))) | .verdict] == [\"pass\", \"pass\"]" "$r"
+  expect "the verbs matrix ran rail by rail on both rails" "[.verbs.pairs[] | [.a, .b] as \$p | .tests[] | select(.status == \"ok\")] | length == 2 * 2 * $nodes * ($nodes - 1) / 2" "$r"
+  expect "each pair is rail-matched" "[.verbs.endpoints as \$e | .verbs.pairs[] | \$e[.a].device == \$e[.b].device] | (length > 0 and all)" "$r"
+
+  accept cabling-moved 1 --fault node3:cable-move:1 -- --phases inventory --check-cabling
+  expect "node3's rxe0 fails, cabled to leaf-rail1 where rail 0's leaf is leaf-rail0" \
+    "[.findings[] | select(.id == \"cabling_rail\" and .verdict == \"fail\" and (.subject | contains(\"/\"))) | [.subject, .measured.switch, .expected.switch]] == [[\"node3/rxe0:1\", \"leaf-rail1\", \"leaf-rail0\"]]" "$r"
+  expect "its hint names node3, rxe0 and both leaves" "[.findings[] | select(.id == \"cabling_rail\" and .verdict == \"fail\" and (.subject | contains(\"/\"))) | .hint | test(\"node3 rxe0.*leaf-rail1.*leaf-rail0\")] == [true]" "$r"
+
+  # node2's rail-1 port stops hearing LLDP (its leaf's speaker gone; the TTL of 4 s runs out).
+  local pid
+  pid=$(cat "${FABRICPROOF_LAB_DIR:-$repo/build/lab}/lldp-r1data2.pid" 2>/dev/null || true)
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null
+  sleep 6
+  accept cabling-unheard 3 -- --phases inventory --check-cabling
+  expect "node2's rxe1 is unread (not proven), never a pass" \
+    "[.findings[] | select(.subject == \"node2/rxe1:1\" and (.id | startswith(\"cabling\"))) | .verdict] == [\"not_proven\"]" "$r"
+  "$lab" down >/dev/null 2>&1 || true
+  "$lab" up --nodes "$nodes" >/dev/null || { fail "lab up (back to one rail)"; finish; }
+  pass "lab back on one rail"
+  finish
+}
+
 # 7. A node lost in the middle of a run: the run ends within its bound, exit 2, the report names
 #    the node and the step in flight, and the results before it are kept. node3 frozen (its qemu
 #    stopped) in the verbs matrix, then node3 dead (its qemu killed) in the collective sweeps. The
@@ -627,8 +664,9 @@ case "${1:-}" in
   config-faults) step_config_faults ;;
   verbs-faults) step_verbs_faults ;;
   verbs-iterations) step_verbs_iterations ;;
+  cabling) step_cabling ;;
   lost-nodes) step_lost_nodes ;;
   long-rounds) step_long_rounds ;;
   down) step_down ;;
-  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|slurm|collectives|faults|config-faults|verbs-faults|lost-nodes|long-rounds|down"; exit 2 ;;
+  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|slurm|collectives|faults|config-faults|verbs-faults|cabling|lost-nodes|long-rounds|down"; exit 2 ;;
 esac

@@ -130,6 +130,20 @@ void pcie_causes(std::initializer_list<const Located*> ends, std::vector<Cause>&
   }
 }
 
+// (3b) The path: ends cabled to different leaves (their ports' neighbours, lldpd or ibnetdiscover)
+// cross the spine, where a rail-optimised fabric keeps a rail's pairs on one leaf.
+void leaf_causes(const VerbsEndpoint& a, const VerbsEndpoint& b, const Located& la, const Located& lb, std::vector<Cause>& found) {
+  auto leaf = [](const Located& l) -> std::string {
+    if (!l.port || !l.port->neighbour || !l.port->neighbour->unread.empty()) return "";
+    return l.port->neighbour->switch_name;
+  };
+  const auto leaf_a = leaf(la), leaf_b = leaf(lb);
+  if (leaf_a.empty() || leaf_b.empty() || leaf_a == leaf_b) return;
+  found.push_back({TriageStep::link, fmt::format("{} is cabled to {} and {} to {}: the pair crosses the spine (HCAs of one rail on one leaf "
+                                                 "keep it there; check the cabling with --check-cabling).",
+                                                 a.label(), leaf_a, b.label(), leaf_b)});
+}
+
 // (5) NUMA: the rank driving the HCA should run on the HCA's NUMA node.
 void numa_causes(const VerbsEndpoint& a, const VerbsEndpoint& b, const Located& la, const Located& lb, std::vector<Cause>& found) {
   auto add = [&](TriageStep step, std::string text) { found.push_back({step, std::move(text)}); };
@@ -182,6 +196,7 @@ std::vector<Cause> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b,
     if (delta(pair, e->label(), kLinkErrors, &which) > 0)
       add(TriageStep::link, fmt::format("Link errors on {} during the pair ({}): cable or transceiver.", e->label(), which));
   }
+  leaf_causes(a, b, la, lb, found);
   pcie_causes({&la, &lb}, found);
   numa_causes(a, b, la, lb, found);
   if (found.empty()) {

@@ -568,6 +568,28 @@ TEST(Diagnosis, FollowsTheSeedOrder) {
   EXPECT_EQ(none[0].step, TriageStep::mtu);
 }
 
+// A slow pair whose ends reach different leaves says so (the traffic crosses the spine); ends on
+// one leaf, or a neighbour not read, say nothing of it.
+TEST(Diagnosis, EndsOnDifferentLeavesCrossTheSpine) {
+  VerbsEndpoint a, b;
+  a.host = "gpu1";
+  b.host = "gpu3";
+  a.device = b.device = "mlx5_0";
+  a.link_layer = b.link_layer = "Ethernet";
+  a.active_mtu = b.active_mtu = 4096;
+  auto c = test::cluster({test::node("gpu1", {test::hca("mlx5_0", test::roce_port())}), test::node("gpu3", {test::hca("mlx5_0", test::roce_port())})});
+  c.nodes[0].rdma_devices[0].ports[0].neighbour = PortNeighbour{"lldpd", "LEAF01", "mac 1", "Ethernet184", "", ""};
+  c.nodes[1].rdma_devices[0].ports[0].neighbour = PortNeighbour{"lldpd", "LEAF02", "mac 2", "Ethernet184", "", ""};
+  const auto d = diagnose_pair(a, b, c, nullptr);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].text, "gpu1/mlx5_0 is cabled to LEAF01 and gpu3/mlx5_0 to LEAF02: the pair crosses the spine (HCAs of one rail on one leaf keep it "
+                       "there; check the cabling with --check-cabling).");
+  c.nodes[1].rdma_devices[0].ports[0].neighbour->switch_name = "LEAF01";
+  EXPECT_EQ(diagnose_pair(a, b, c, nullptr).at(0).text.find("crosses the spine"), std::string::npos);
+  c.nodes[1].rdma_devices[0].ports[0].neighbour = PortNeighbour{"lldpd", "", "", "", "", "no LLDP neighbour heard on eth1"};
+  EXPECT_EQ(diagnose_pair(a, b, c, nullptr).at(0).text.find("crosses the spine"), std::string::npos);
+}
+
 TEST(Diagnosis, NothingFoundSaysWhatToCheckInOrder) {
   VerbsEndpoint a, b;
   a.host = "node1";

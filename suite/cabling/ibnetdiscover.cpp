@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -33,17 +35,29 @@ bool ignorable(const std::string& line) {
          line.find("; umad (") != std::string::npos || line.rfind("ibwarn:", 0) == 0;
 }
 
+// A port number, a LID or a port count as printed: digits that fit an int (std::stoi would throw
+// on the 20 digits a damaged file can hold; the line is then not read).
+std::optional<int> int_of(const std::string& digits) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
+
 bool read_port(const std::smatch& m, IbPort& port) {
-  port.port = std::stoi(m[1]);
+  const auto own = int_of(m[1]), peer = int_of(m[4]);
   port.port_guid = m[2];
   port.peer = m[3];
-  port.peer_port = std::stoi(m[4]);
   const std::string comment = m[6];
   std::smatch c;
-  if (!std::regex_match(comment, c, kPortComment)) return false;
-  if (c[1].matched) port.lid = std::stoi(c[1]);
+  if (!own || !peer || !std::regex_match(comment, c, kPortComment)) return false;
+  port.port = *own;
+  port.peer_port = *peer;
+  const auto lid = c[1].matched ? int_of(c[1]) : std::optional<int>(0), peer_lid = int_of(c[3]);
+  if (!lid || !peer_lid) return false;
+  if (c[1].matched) port.lid = *lid;
   port.peer_desc = c[2];
-  port.peer_lid = std::stoi(c[3]);
+  port.peer_lid = *peer_lid;
   port.width_speed = c[4];
   return true;
 }
@@ -63,11 +77,11 @@ IbTopology parse_ibnetdiscover(const std::string& text, const std::string& name)
     const std::string line = trim(raw);
     if (ignorable(line)) continue;
     std::smatch m;
-    if (std::regex_match(line, m, kHeader)) {
-      IbNode node{m[1], m[3], guid_of(m[3]), m[4], std::nullopt, std::stoi(m[2]), {}};
+    if (std::regex_match(line, m, kHeader) && int_of(m[2])) {
+      IbNode node{m[1], m[3], guid_of(m[3]), m[4], std::nullopt, *int_of(m[2]), {}};
       const std::string rest = m[5];
       std::smatch lid;
-      if (std::regex_search(rest, lid, kOwnLid)) node.lid = std::stoi(lid[1]);
+      if (std::regex_search(rest, lid, kOwnLid)) node.lid = int_of(lid[1]);
       out.nodes.push_back(std::move(node));
       continue;
     }

@@ -74,18 +74,22 @@ LldpNeighbour read_interface(const std::string& name, const json& body) {
   return n;
 }
 
-void read_json(const json& doc, LldpNeighbours& out) {
+void read_json(const json& doc, const std::string& file, LldpNeighbours& out) {
   const json& lldp = first(doc.at("lldp"));
   if (!lldp.is_object() || !lldp.contains("interface")) return;  // no neighbour heard: an empty table
   const json& interfaces = lldp.at("interface");
   out.flavour = doc.at("lldp").is_array() ? "json0" : "json";
   // json0: a list of {"name": ...}; json: {"<if>": {...}}, or a list of such one-key objects.
+  auto add = [&](const std::string& name, const json& body) {
+    if (name.empty()) out.errors.push_back(file + ": an interface without a name");  // no port to give it to
+    else out.neighbours.push_back(read_interface(name, body));
+  };
   for (const json& item : interfaces.is_array() ? interfaces : json::array({interfaces})) {
     if (item.contains("name") && item.at("name").is_string()) {
-      out.neighbours.push_back(read_interface(item.at("name").get<std::string>(), item));
+      add(item.at("name").get<std::string>(), item);
       continue;
     }
-    for (auto it = item.begin(); it != item.end(); ++it) out.neighbours.push_back(read_interface(it.key(), it.value()));
+    for (auto it = item.begin(); it != item.end(); ++it) add(it.key(), it.value());
   }
 }
 
@@ -127,7 +131,7 @@ void read_keyvalue(const std::string& text, const std::string& name, LldpNeighbo
     if (line.empty()) continue;
     const auto eq = line.find('=');
     const auto dot = line.find('.', 5);
-    if (line.rfind("lldp.", 0) != 0 || eq == std::string::npos || dot == std::string::npos || dot > eq) {
+    if (line.rfind("lldp.", 0) != 0 || eq == std::string::npos || dot == std::string::npos || dot == 5 || dot > eq) {
       out.errors.push_back(fmt::format("{}:{}: not an 'lldp.<interface>.<key>=<value>' line: {}", name, number, line.substr(0, 120)));
       continue;
     }
@@ -153,7 +157,7 @@ LldpNeighbours parse_lldp(const std::string& text, const std::string& name) {
   try {
     const auto doc = json::parse(text);
     if (!doc.is_object() || !doc.contains("lldp")) throw std::runtime_error("no \"lldp\" key");
-    read_json(doc, out);
+    read_json(doc, name, out);
   } catch (const std::exception& e) {
     out.errors.push_back(fmt::format("{}: not lldpcli's JSON: {}", name, e.what()));
   }

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <tuple>
 
+#include "cabling/cable_sheet.hpp"
+#include "core/located_error.hpp"
 #include "core/text_file.hpp"
 #include "core/units.hpp"
 
@@ -96,6 +99,8 @@ struct SpecReader {
   void require(const json& j, ClusterSpec& s);
   void floors(const json& j, ClusterSpec& s);
   void cabling(const json& j, ClusterSpec& s);
+  void add_cable(const CableSpec& cable, const std::string& at, ClusterSpec& s);
+  void cable_sheet(const std::string& file, ClusterSpec& s);
 };
 
 void SpecReader::nodes(const json& j, ClusterSpec& s) {
@@ -178,22 +183,42 @@ void SpecReader::floors(const json& j, ClusterSpec& s) {
   }
 }
 
-// "cabling": {"rail_optimised": true, "cables": [{"host", "hca", "port", "switch", "switch_port"}]}
+// "cabling": {"rail_optimised": true, "cables": [{"host", "hca", "port", "switch", "switch_port"}]},
+// or "cables": "FILE.csv", the point-to-point sheet (cabling/cable_sheet.hpp), relative to the spec.
 void SpecReader::cabling(const json& j, ClusterSpec& s) {
   if (!object(j, "/cabling", {"rail_optimised", "cables"})) return;
   s.cabling.rail_optimised = flag(j, "rail_optimised", "/cabling").value_or(false);
   if (!j.contains("cables")) return;
-  if (!j["cables"].is_array()) return error("/cabling/cables", "must be an array of {host, hca, port, switch, switch_port}");
-  std::set<std::tuple<std::string, std::string, int>> seen;
+  if (j["cables"].is_string()) return cable_sheet(j["cables"].get<std::string>(), s);
+  if (!j["cables"].is_array()) return error("/cabling/cables", "must be an array of {host, hca, port, switch, switch_port} or a CSV file's name");
   for (size_t i = 0; i < j["cables"].size(); ++i) {
     const std::string at = fmt::format("/cabling/cables/{}", i);
     const auto& c = j["cables"][i];
     if (!object(c, at, {"host", "hca", "port", "switch", "switch_port"})) continue;
     CableSpec cable{text(c, "host", at), text(c, "hca", at), integer(c, "port", at, 1, 255).value_or(1), text(c, "switch", at), text(c, "switch_port", at)};
     if (cable.host.empty() || cable.hca.empty() || cable.leaf.empty()) error(at, "needs host, hca and switch (port and switch_port are optional)");
-    else if (!seen.insert({cable.host, cable.hca, cable.port}).second) error(at, fmt::format("{} {} port {} is listed twice", cable.host, cable.hca, cable.port));
-    else s.cabling.cables.push_back(cable);
+    else add_cable(cable, at, s);
   }
+}
+
+void SpecReader::add_cable(const CableSpec& cable, const std::string& at, ClusterSpec& s) {
+  const auto same = [&](const CableSpec& c) { return c.host == cable.host && c.hca == cable.hca && c.port == cable.port; };
+  if (std::any_of(s.cabling.cables.begin(), s.cabling.cables.end(), same))
+    error(at, fmt::format("{} {} port {} is listed twice", cable.host, cable.hca, cable.port));
+  else
+    s.cabling.cables.push_back(cable);
+}
+
+// The sheet's file, found beside the spec when its name is relative; its problems name file:line.
+void SpecReader::cable_sheet(const std::string& file, ClusterSpec& s) {
+  namespace fs = std::filesystem;
+  const fs::path path = fs::path(file).is_absolute() ? fs::path(file) : fs::path(origin).parent_path() / file;
+  std::optional<std::string> text;
+  const auto failed = failure_of([&] { text = read_regular_file(path.string(), 16u << 20); });
+  if (!text) return error("/cabling/cables", fmt::format("{}: cannot be read{}", path.string(), failed ? " (" + *failed + ")" : ""));
+  const auto sheet = cabling::parse_cable_sheet(*text, path.string());
+  for (const auto& e : sheet.errors) errors.push_back(fmt::format("{}: /cabling/cables: {}", origin, e));
+  for (const auto& c : sheet.cables) add_cable({c.host, c.hca, c.port, c.leaf, c.switch_port}, fmt::format("/cabling/cables ({}:{})", path.string(), c.line), s);
 }
 
 }  // namespace

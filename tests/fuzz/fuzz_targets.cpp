@@ -7,6 +7,7 @@
 //   sysfs     rates, cpulists, PCIe speeds, sizes, port states (one value per input line)
 //   vpd       PCI VPD bytes
 //   hostfile  Open MPI hostfiles
+//   cabling   ibnetdiscover's topology file, lldpcli's output, the cable sheet (CSV)
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +15,9 @@
 #include <string>
 #include <string_view>
 
+#include "cabling/cable_sheet.hpp"
+#include "cabling/ibnetdiscover.hpp"
+#include "cabling/lldp.hpp"
 #include "core/located_error.hpp"
 #include "launch/hostfile.hpp"
 #include "inventory/pci_vpd.hpp"
@@ -117,6 +121,20 @@ void hostfile(std::string_view text) {
   for (const auto& host : h.hosts) check(host.slots >= 1 && host.slots <= kMaxSlots && !host.host.empty());
 }
 
+// The same text through the three cabling parsers: each gives records or says why not, every
+// record it gives is whole (a cable with its host, HCA and switch; a port on a node).
+void cabling_text(std::string_view text) {
+  const std::string whole(text);
+  const auto topology = cabling::parse_ibnetdiscover(whole, "t");
+  for (const auto& node : topology.nodes) check(!node.guid.empty());
+  const auto lldp = cabling::parse_lldp(whole, "l");
+  for (const auto& n : lldp.neighbours) check(!n.local_interface.empty());
+  const auto sheet = cabling::parse_cable_sheet(text, "s");
+  const auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+  for (const auto& c : sheet.cables)
+    check(!c.host.empty() && !c.hca.empty() && !c.leaf.empty() && c.port >= 1 && c.port <= 255 && c.line >= 2 && c.line <= lines);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -131,6 +149,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   else if (target == "sysfs") sysfs(input);
   else if (target == "vpd") vpd(input);
   else if (target == "hostfile") hostfile(input);
+  else if (target == "cabling") cabling_text(input);
   else __builtin_trap();  // a misspelt target must not pass as a clean run
   return 0;
 }

@@ -115,6 +115,48 @@ TEST(Cabling, BadInputIsNamedWithItsLine) {
   EXPECT_EQ(parse_lldp("", "n.json").errors.at(0), "n.json: empty (is lldpd running?)");
   EXPECT_NE(parse_lldp("{\"lldp\": [", "n.json").errors.at(0).find("n.json: not lldpcli's JSON"), std::string::npos);
   EXPECT_EQ(parse_lldp("interface eth0\n", "n.txt").errors.at(0), "n.txt:1: not an 'lldp.<interface>.<key>=<value>' line: interface eth0");
+  // Found by the fuzzer (tests/fuzz/regressions/cabling): numbers beyond an int and a nameless
+  // interface are lines in error, not an exception or a neighbour of no port.
+  const auto huge = parse_ibnetdiscover("Switch 36 \"S-1\" # \"leaf\" base port 0 lid 1 lmc 0\n"
+                                        "[99999999999] \"S-2\"[1] # \"spine\" lid 268 4xEDR\n", "huge.topo");
+  ASSERT_EQ(huge.errors.size(), 1u);
+  EXPECT_EQ(huge.errors[0].rfind("huge.topo:2: not an ibnetdiscover node header or port line", 0), 0u) << huge.errors[0];
+  const auto nameless = parse_lldp("lldp..chassis.name=leaf\n", "k.txt");
+  EXPECT_TRUE(nameless.neighbours.empty());
+  EXPECT_EQ(nameless.errors.size(), 1u);
+  EXPECT_EQ(parse_lldp(R"({"lldp": [{"interface": [{"name": ""}]}]})", "e.json").errors.at(0), "e.json: an interface without a name");
+}
+
+}  // namespace
+
+#include "cabling/cable_sheet.hpp"
+
+namespace {
+
+// The point-to-point sheet as CSV: columns by name in any order, extra ones ignored, quoted
+// fields, a row without a port is port 1; every bad row named with its line.
+TEST(CableSheet, ReadsTheIntegratorsCsvAndNamesBadRows) {
+  const auto sheet = fabricproof::cabling::parse_cable_sheet(read("lab-cable-sheet.csv"), "cables.csv");
+  EXPECT_TRUE(sheet.errors.empty()) << sheet.errors.front();
+  ASSERT_EQ(sheet.cables.size(), 4u);
+  EXPECT_EQ(sheet.cables[2].host, "node3");
+  EXPECT_EQ(sheet.cables[2].hca, "rxe0");
+  EXPECT_EQ(sheet.cables[2].leaf, "leaf-rail0");
+  EXPECT_EQ(sheet.cables[2].switch_port, "node3");
+  EXPECT_EQ(sheet.cables[3].port, 1) << "no port: port 1";
+  EXPECT_EQ(sheet.cables[3].line, 7);
+  const auto reordered = fabricproof::cabling::parse_cable_sheet("switch_port,SWITCH,hca,node\nEthernet1,LEAF01,mlx5_0,gpu1\n", "x.csv");
+  ASSERT_EQ(reordered.cables.size(), 1u);
+  EXPECT_EQ(reordered.cables[0].host, "gpu1");
+  EXPECT_EQ(reordered.cables[0].switch_port, "Ethernet1");
+  const auto bad = fabricproof::cabling::parse_cable_sheet("host,hca,port,switch\nn1,mlx5_0,x,L1\nn2,,1,L1\n\"n3,mlx5_0,1,L1\n", "bad.csv");
+  ASSERT_EQ(bad.errors.size(), 3u);
+  EXPECT_EQ(bad.errors[0], "bad.csv:2: port 'x' is not a port number (1..255)");
+  EXPECT_EQ(bad.errors[1], "bad.csv:3: needs host, hca and switch");
+  EXPECT_EQ(bad.errors[2], "bad.csv:4: a quote is not closed");
+  EXPECT_EQ(fabricproof::cabling::parse_cable_sheet("node,port\n", "h.csv").errors.at(0),
+            "h.csv:1: the header needs the columns host, hca and switch (port and switch_port are optional)");
+  EXPECT_EQ(fabricproof::cabling::parse_cable_sheet("# nothing\n", "e.csv").errors.at(0), "e.csv: no header row (host, hca, port, switch, switch_port)");
 }
 
 }  // namespace

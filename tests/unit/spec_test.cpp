@@ -177,6 +177,24 @@ TEST(SpecRules, RailOptimisedWithoutRailsIsJudgedAndFailsClosed) {
   EXPECT_EQ(judged(none).at(0).verdict, Verdict::fail) << "no rail port at all is no proof";
 }
 
+// The cable table may be a CSV sheet beside the spec: judged as the same table in JSON.
+TEST(SpecRules, TheCableSheetIsJudgedAsTheTable) {
+  const auto dir = test::fixture("cabling");
+  const auto load = load_spec_text(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 4}, "cabling": {"cables": "lab-cable-sheet.csv"}})",
+                                   (dir / "lab.spec.json").string());
+  ASSERT_TRUE(load.spec) << load.errors.front();
+  ASSERT_EQ(load.spec->cabling.cables.size(), 4u);
+  const auto moved = spec_failing(check_spec(*load.spec, cabled_lab("leaf-rail1"), lab_spec_profile()), "spec_cabling");
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].subject.text(), "node3/rxe0:1");
+  EXPECT_EQ(moved[0].expected.at("switch_port"), "node3");
+  const auto missing = load_spec_text(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 4}, "cabling": {"cables": "no-such.csv"}})",
+                                      (dir / "lab.spec.json").string());
+  ASSERT_EQ(missing.errors.size(), 1u);
+  EXPECT_NE(missing.errors[0].find("/cabling/cables: "), std::string::npos) << missing.errors[0];
+  EXPECT_NE(missing.errors[0].find("no-such.csv: cannot be read"), std::string::npos) << missing.errors[0];
+}
+
 TEST(Spec, CablingErrorsNameTheirPointer) {
   const auto load = load_spec_text(R"({"schema": "fabricproof.spec/1", "nodes": {"count": 1}, "cabling": {"cables": [
     {"host": "n1", "hca": "mlx5_0"}, {"host": "n1", "hca": "mlx5_1", "switch": "a"}, {"host": "n1", "hca": "mlx5_1", "switch": "b"}],

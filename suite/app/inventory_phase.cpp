@@ -68,7 +68,7 @@ NodeFacts probe_this_rank(const RunOptions& options, mpi::Session& session) {
     node.absent.push_back({"cuda", "built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)"});
 #endif
     // One rank per node asks lldpd too (after the ports are known).
-    if (session.local_rank() == 0) guarded(node, "lldpcli", [&] { probe::read_port_neighbours(node); });
+    if (session.local_rank() == 0) guarded(node, "lldpcli", [&] { probe::read_port_neighbours(node, options.lldp_listen()); });
     // The path back to the launch node (mpirun's or srun's), the job's control path: it must not
     // depend on the data fabric. The launcher's own address comes with the environment.
     if (const auto launch = launch_from_environment(); session.local_rank() == 0 && !launch.launch_node_address.empty()) {

@@ -136,6 +136,10 @@ struct RunCli {
     app.add_flag("--check-cabling", run.check_cabling,
                  "Judge the cabling rail by rail: each port's switch from lldpd (RoCE), HCA i of every node on one leaf, the HCAs "
                  "on a leaf at one PCIe address; a port whose neighbour was not read is not proven");
+    app.add_option("--lldp-listen", run.lldp_listen_s,
+                   "Where lldpd does not run: seconds to listen for the switches' LLDP frames on each RoCE port's netdev (root; "
+                   "31 with --check-cabling, else 0: not at all)")
+        ->check(kFinite & CLI::Range(0.0, 600.0));
     // Not checked here: like --nccl-logs, the file may exist only where rank 0 runs.
     app.add_option("--ibnetdiscover", run.ibnetdiscover,
                    "ibnetdiscover's output (its topology file), read by rank 0: each InfiniBand port's switch and switch port, "

@@ -25,8 +25,12 @@ struct RunOptions {
   std::string root = "/";      // filesystem root the probe reads (fixture trees in tests)
   bool quiet = false;
   bool json_lines = false;     // one JSON event per line on stdout, for log shippers
-  bool check_cabling = false;
-  std::string ibnetdiscover;   // --ibnetdiscover FILE: InfiniBand ports' switches, read by rank 0  // --check-cabling: judge each port's neighbour switch rail by rail (suite/cabling)
+  bool check_cabling = false;  // --check-cabling: judge each port's neighbour switch rail by rail (suite/cabling)
+  // --lldp-listen S: without lldpd, listen S seconds for the switches' LLDP frames (default: 31
+  // with --check-cabling, a switch's 30 s interval and one more; else 0, not at all)
+  std::optional<double> lldp_listen_s;
+  double lldp_listen() const { return lldp_listen_s.value_or(check_cabling ? 31 : 0); }
+  std::string ibnetdiscover;   // --ibnetdiscover FILE: InfiniBand ports' switches, read by rank 0
   VerbsOptions verbs;
   SweepOptions collectives;
   UplinkOptions uplink;

@@ -7,7 +7,7 @@
 //   sysfs     rates, cpulists, PCIe speeds, sizes, port states (one value per input line)
 //   vpd       PCI VPD bytes
 //   hostfile  Open MPI hostfiles
-//   cabling   ibnetdiscover's topology file, lldpcli's output, the cable sheet (CSV)
+//   cabling   ibnetdiscover's topology file, lldpcli's output, an LLDP frame, the cable sheet (CSV)
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -18,6 +18,7 @@
 #include "cabling/cable_sheet.hpp"
 #include "cabling/ibnetdiscover.hpp"
 #include "cabling/lldp.hpp"
+#include "cabling/lldp_frame.hpp"
 #include "core/located_error.hpp"
 #include "launch/hostfile.hpp"
 #include "inventory/pci_vpd.hpp"
@@ -129,6 +130,7 @@ void cabling_text(std::string_view text) {
   for (const auto& node : topology.nodes) check(!node.guid.empty());
   const auto lldp = cabling::parse_lldp(whole, "l");
   for (const auto& n : lldp.neighbours) check(!n.local_interface.empty());
+  if (const auto frame = cabling::parse_lldp_frame(text, "eth0")) check(!frame->chassis_id.empty() && !frame->port_id.empty());
   const auto sheet = cabling::parse_cable_sheet(text, "s");
   const auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
   for (const auto& c : sheet.cables)

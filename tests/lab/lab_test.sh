@@ -546,8 +546,9 @@ step_long_rounds() {
 # 6c. The cabling (issue 43), on a lab of two data rails: each bridge a leaf that speaks LLDP
 #     (leaf-rail0, leaf-rail1; port id = the node), lldpd on the guests' data NICs. A clean run
 #     passes with every port's neighbour in the report and the verbs matrix on both rails; node3's
-#     rail-0 cable moved onto leaf-rail1 fails naming node3, rxe0, leaf-rail1 and leaf-rail0; a port
-#     whose LLDP is not heard is unread (not proven), never a pass. The lab goes back to one rail.
+#     rail-0 cable moved onto leaf-rail1 fails naming node3, rxe0, leaf-rail1 and leaf-rail0; a node
+#     without lldpd has its neighbours from the frames it hears (--lldp-listen); a port whose LLDP
+#     is not heard is unread (not proven), never a pass. The lab goes back to one rail.
 step_cabling() {
   "$lab" down >/dev/null 2>&1 || true
   "$lab" up --nodes "$nodes" --rails 2 >/dev/null || { fail "lab up --rails 2"; finish; }
@@ -566,14 +567,21 @@ step_cabling() {
     "[.findings[] | select(.id == \"cabling_rail\" and .verdict == \"fail\" and (.subject | contains(\"/\"))) | [.subject, .measured.switch, .expected.switch]] == [[\"node3/rxe0:1\", \"leaf-rail1\", \"leaf-rail0\"]]" "$r"
   expect "its hint names node3, rxe0 and both leaves" "[.findings[] | select(.id == \"cabling_rail\" and .verdict == \"fail\" and (.subject | contains(\"/\"))) | .hint | test(\"node3 rxe0.*leaf-rail1.*leaf-rail0\")] == [true]" "$r"
 
-  # node2's rail-1 port stops hearing LLDP (its leaf's speaker gone; the TTL of 4 s runs out).
+  # node2 without lldpd: the run listens for the leaves' frames itself (--lldp-listen; they send
+  # every 2 s) and reads the same neighbours.
+  "$lab" exec node2 -- pkill -x lldpd
+  accept cabling-frames 0 -- --phases inventory --check-cabling --lldp-listen 6
+  expect "node2's ports read from the frames, the same leaves; the others from lldpd" \
+    "[.nodes[] | .host as \$h | .rdma_devices[] | (.name | ltrimstr(\"rxe\")) as \$rail | .ports[] | .neighbour | .switch_name == (\"leaf-rail\" + \$rail) and .source == (if \$h == \"node2\" then \"lldp frames\" else \"lldpd\" end)] | (length == 2 * $nodes and all)" "$r"
+
+  # node2's rail-1 port stops hearing LLDP (its leaf's speaker gone): unread, not proven.
   local pid
   pid=$(cat "${FABRICPROOF_LAB_DIR:-$repo/build/lab}/lldp-r1data2.pid" 2>/dev/null || true)
   [ -n "$pid" ] && kill "$pid" 2>/dev/null
-  sleep 6
-  accept cabling-unheard 3 -- --phases inventory --check-cabling
+  accept cabling-unheard 3 -- --phases inventory --check-cabling --lldp-listen 6
   expect "node2's rxe1 is unread (not proven), never a pass" \
     "[.findings[] | select(.subject == \"node2/rxe1:1\" and (.id | startswith(\"cabling\"))) | .verdict] == [\"not_proven\"]" "$r"
+  expect "it says no frame came" "[.nodes[] | select(.host == \"node2\") | .rdma_devices[] | select(.name == \"rxe1\") | .ports[0].neighbour.unread | contains(\"no frame within 6 s\")] == [true]" "$r"
   "$lab" down >/dev/null 2>&1 || true
   "$lab" up --nodes "$nodes" >/dev/null || { fail "lab up (back to one rail)"; finish; }
   pass "lab back on one rail"

@@ -161,6 +161,80 @@ TEST(CableSheet, ReadsTheIntegratorsCsvAndNamesBadRows) {
 
 }  // namespace
 
+#include <sys/socket.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "cabling/lldp_frame.hpp"
+#include "inventory/neighbours.hpp"
+
+namespace {
+
+// A frame captured in the lab (fixture README): leaf-rail0's lldpd to node3's eth1.
+std::string lab_frame() { return fabricproof::cabling::bytes_of_hex(read("10-lldp-frame-lab-leaf-rail0.hex")); }
+
+TEST(LldpFrame, ALeafsFrameGivesWhatLldpcliShows) {
+  const auto n = fabricproof::cabling::parse_lldp_frame(lab_frame(), "eth1");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->local_interface, "eth1");
+  EXPECT_EQ(n->chassis_name, "leaf-rail0");
+  EXPECT_EQ(n->chassis_id_type, "mac");
+  EXPECT_EQ(n->chassis_id, "76:a2:45:b0:24:78");
+  EXPECT_EQ(n->port_id_type, "local");
+  EXPECT_EQ(n->port_id, "node3");
+  EXPECT_EQ(n->port_descr, "node3");
+  EXPECT_EQ(n->ttl, "4");
+  EXPECT_EQ(n->mgmt_ip, (std::vector<std::string>{"10.99.0.254", "fe80::7c16:fdff:fe6e:f915"}));
+  EXPECT_NE(n->chassis_descr.value_or("").find("Debian GNU/Linux 12"), std::string::npos);
+  // The same behind an 802.1Q tag; cut short before the port ID, or not LLDP: nothing.
+  auto tagged = lab_frame();
+  tagged.insert(12, std::string("\x81\x00\x00\x64", 4));
+  EXPECT_EQ(fabricproof::cabling::parse_lldp_frame(tagged, "eth1")->port_id, "node3");
+  EXPECT_FALSE(fabricproof::cabling::parse_lldp_frame(lab_frame().substr(0, 25), "eth1").has_value());
+  auto arp = lab_frame();
+  arp[12] = '\x08', arp[13] = '\x06';
+  EXPECT_FALSE(fabricproof::cabling::parse_lldp_frame(arp, "eth1").has_value());
+  EXPECT_THROW(fabricproof::cabling::bytes_of_hex("0g"), fabricproof::LocatedError);
+  EXPECT_THROW(fabricproof::cabling::bytes_of_hex("012"), fabricproof::LocatedError);
+}
+
+// Listening for real: the lab's frame sent on the loopback device is heard there (root: a packet
+// socket); a netdev that does not exist is said so; nothing heard within the time is no neighbour.
+TEST(LldpFrame, AFrameSentOnTheLoopbackIsHeard) {
+  if (geteuid() != 0) GTEST_SKIP() << "listening for frames needs root (a packet socket)";
+  const int out = socket(AF_PACKET, SOCK_RAW, htons(0x88cc));
+  ASSERT_GE(out, 0) << std::strerror(errno);
+  sockaddr_ll to{};
+  to.sll_family = AF_PACKET;
+  to.sll_ifindex = static_cast<int>(if_nametoindex("lo"));
+  to.sll_halen = 6;
+  std::atomic<bool> stop{false};
+  const auto frame = lab_frame();
+  std::thread sender([&] {
+    for (int i = 0; i < 40 && !stop; ++i) {
+      sendto(out, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  const auto heard = fabricproof::probe::listen_for_lldp({"lo", "no-such-netdev0"}, 3);
+  stop = true;
+  sender.join();
+  close(out);
+  ASSERT_EQ(heard.neighbours.size(), 1u) << (heard.errors.empty() ? "" : heard.errors.front());
+  EXPECT_EQ(heard.neighbours[0].local_interface, "lo");
+  EXPECT_EQ(heard.neighbours[0].chassis_name, "leaf-rail0");
+  ASSERT_EQ(heard.errors.size(), 1u);
+  EXPECT_EQ(heard.errors[0].rfind("no-such-netdev0: cannot listen there", 0), 0u) << heard.errors[0];
+  EXPECT_TRUE(fabricproof::probe::listen_for_lldp({"lo"}, 0.2).neighbours.empty()) << "no frame sent: none heard";
+}
+
+}  // namespace
+
 #include "locate/leaf_map.hpp"
 
 namespace {

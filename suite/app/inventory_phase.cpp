@@ -12,6 +12,7 @@
 #include "inventory/neighbours.hpp"
 #include "inventory/network.hpp"
 #include "inventory/hwloc_topology.hpp"
+#include "inventory/ib_neighbours.hpp"
 #if FABRICPROOF_HAVE_VERBS
 #include "inventory/subnet_manager_probe.hpp"
 #include "inventory/verbs_probe.hpp"
@@ -69,6 +70,10 @@ NodeFacts probe_this_rank(const RunOptions& options, mpi::Session& session) {
 #endif
     // One rank per node asks lldpd too (after the ports are known).
     if (session.local_rank() == 0) guarded(node, "lldpcli", [&] { probe::read_port_neighbours(node, options.lldp_listen()); });
+#if FABRICPROOF_HAVE_VERBS
+    // InfiniBand ports: the far end of each cable by a directed-route SMP (the same umad as above).
+    if (session.local_rank() == 0) guarded(node, "libibumad", [&] { verbs::augment_with_hop_one_neighbours(node); });
+#endif
     // The path back to the launch node (mpirun's or srun's), the job's control path: it must not
     // depend on the data fabric. The launcher's own address comes with the environment.
     if (const auto launch = launch_from_environment(); session.local_rank() == 0 && !launch.launch_node_address.empty()) {
@@ -104,6 +109,7 @@ ClusterFacts gather_inventory(const RunOptions& options, mpi::Session& session) 
   const auto offsets = mpi::clock_offsets(session, mpi::deadline_in(options.timeout_s));
   if (!session.is_root()) return {};
   ClusterFacts cluster = merge_rank_facts(per_rank);
+  name_shared_switch_descriptions(cluster);
   for (auto& node : cluster.nodes) {
     int first = node.ranks.empty() ? 0 : node.ranks.front().rank;
     for (const auto& r : node.ranks) first = std::min(first, r.rank);

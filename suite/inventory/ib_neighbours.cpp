@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace fabricproof {
@@ -35,6 +36,7 @@ void apply_ibnetdiscover(ClusterFacts& cluster, const cabling::IbTopology& topol
         if (port.link_layer != "InfiniBand") continue;
         const auto found = by_port.find({normal_guid(d.node_guid), port.port});
         if (found == by_port.end()) {
+          if (port.neighbour && port.neighbour->source == "smp" && port.neighbour->unread.empty()) continue;  // the node read it itself
           port.neighbour = PortNeighbour{"ibnetdiscover", "", "", "", "",
                                          !problem.empty() ? problem
                                                           : fmt::format("{}: no cable of node GUID {} port {} in it", name, d.node_guid, port.port)};
@@ -44,6 +46,19 @@ void apply_ibnetdiscover(ClusterFacts& cluster, const cabling::IbTopology& topol
         port.neighbour = PortNeighbour{"ibnetdiscover", switch_name(c), "guid " + c.switch_guid,
                                        std::to_string(c.switch_port), "", ""};
       }
+}
+
+void name_shared_switch_descriptions(ClusterFacts& cluster) {
+  std::map<std::string, std::set<std::string>> ids;
+  for (const auto& node : cluster.nodes)
+    for (const auto& d : node.rdma_devices)
+      for (const auto& p : d.ports)
+        if (p.neighbour && p.neighbour->source == "smp" && p.neighbour->unread.empty()) ids[p.neighbour->switch_name].insert(p.neighbour->switch_id);
+  for (auto& node : cluster.nodes)
+    for (auto& d : node.rdma_devices)
+      for (auto& p : d.ports)
+        if (p.neighbour && p.neighbour->source == "smp" && p.neighbour->unread.empty() && ids[p.neighbour->switch_name].size() > 1)
+          p.neighbour->switch_name += fmt::format(" [{}]", p.neighbour->switch_id);
 }
 
 }  // namespace fabricproof

@@ -16,4 +16,9 @@ std::string normal_guid(const std::string& guid);
 // problems, or the port not in it). Ethernet ports keep what lldpd said.
 void apply_ibnetdiscover(ClusterFacts& cluster, const cabling::IbTopology& topology, const std::string& name);
 
+// The switches the nodes read themselves (a directed-route SMP, source "smp") are named by their
+// descriptions; a description that several switches share across the cluster (a default such as
+// "SwitchIB Mellanox Technologies") gets the switch's GUID added, as from ibnetdiscover.
+void name_shared_switch_descriptions(ClusterFacts& cluster);
+
 }  // namespace fabricproof

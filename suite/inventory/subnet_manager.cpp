@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "core/located_error.hpp"
+
 namespace fabricproof {
 namespace {
 
@@ -67,6 +71,54 @@ void decode_sm_info(const uint8_t* mad, size_t bytes, SmAnswer& a) {
   a.act_count = static_cast<uint32_t>(big_endian(d + 16, 4));
   a.priority = d[20] >> 4;
   a.state = state_name(d[20] & 0x0f);
+}
+
+namespace {
+
+constexpr uint8_t kClassSmpDirected = 0x81;
+constexpr uint16_t kPermissiveLid = 0xffff;
+constexpr size_t kInitialPath = 128;
+
+// The SMP data of a directed-route GetResp for `attribute`, or why the MAD is not one.
+const uint8_t* hop_one_data(const uint8_t* mad, size_t bytes, uint16_t attribute) {
+  if (bytes < kSmpData + 64) throw LocatedError("", fmt::format("short MAD ({} bytes)", bytes));
+  if (mad[1] != kClassSmpDirected || mad[3] != kMethodGetResp || big_endian(&mad[16], 2) != attribute)
+    throw LocatedError("", fmt::format("not the directed-route answer (class 0x{:02x}, method 0x{:02x}, attribute 0x{:04x})", mad[1], mad[3],
+                                       big_endian(&mad[16], 2)));
+  if (const auto status = big_endian(&mad[4], 2) & 0x7fff; status != 0)  // without the direction bit
+    throw LocatedError("", fmt::format("MAD status 0x{:04x}", status));
+  return mad + kSmpData;
+}
+
+}  // namespace
+
+std::array<uint8_t, kMadBytes> hop_one_request(uint64_t tid, uint16_t attribute, int port) {
+  std::array<uint8_t, kMadBytes> mad{};
+  mad[0] = kBaseVersion;
+  mad[1] = kClassSmpDirected;
+  mad[2] = 1;  // class version
+  mad[3] = kMethodGet;
+  mad[6] = 0;  // hop pointer
+  mad[7] = 1;  // hop count: one cable out
+  put_big_endian(&mad[8], tid, 8);
+  put_big_endian(&mad[16], attribute, 2);
+  put_big_endian(&mad[32], kPermissiveLid, 2);  // DrSLID
+  put_big_endian(&mad[34], kPermissiveLid, 2);  // DrDLID
+  mad[kInitialPath + 1] = static_cast<uint8_t>(port);  // out of this node's port
+  return mad;
+}
+
+HopOneNode decode_hop_one_node_info(const uint8_t* mad, size_t bytes) {
+  const uint8_t* d = hop_one_data(mad, bytes, kAttrNodeInfo);
+  return {fmt::format("0x{:016x}", big_endian(d + 12, 8)), d[2], d[36]};
+}
+
+std::string decode_hop_one_description(const uint8_t* mad, size_t bytes) {
+  const uint8_t* d = hop_one_data(mad, bytes, kAttrNodeDescription);
+  std::string text(reinterpret_cast<const char*>(d), 64);
+  text.resize(std::min(text.find('\0'), text.size()));
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
 }
 
 }  // namespace fabricproof

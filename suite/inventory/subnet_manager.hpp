@@ -32,4 +32,21 @@ std::array<uint8_t, kMadBytes> sm_info_request(uint64_t tid);
 // answer.error when the bytes are not one (short, another class or attribute, a MAD status).
 void decode_sm_info(const uint8_t* mad, size_t bytes, SmAnswer& answer);
 
+// The node at the far end of a port's cable, as `smpquery -D nodeinfo 0,<port>` and `-D nodedesc`
+// ask it: a directed-route SMP Get one hop out of the port (IBA 14.2.1.2; permissive LIDs), which
+// needs no LID and no subnet manager.
+inline constexpr uint16_t kAttrNodeDescription = 0x0010;
+inline constexpr uint16_t kAttrNodeInfo = 0x0011;
+std::array<uint8_t, kMadBytes> hop_one_request(uint64_t tid, uint16_t attribute, int port);
+
+struct HopOneNode {
+  std::string guid;     // its node GUID, "0x7cfe900300a5b0c0"
+  int node_type = 0;    // 1 channel adapter, 2 switch, 3 router
+  int local_port = 0;   // the port the SMP came in by: the switch port of this cable
+};
+// The answers; a MAD that is not one (short, another class, method or attribute, a status) throws
+// LocatedError saying which.
+HopOneNode decode_hop_one_node_info(const uint8_t* mad, size_t bytes);
+std::string decode_hop_one_description(const uint8_t* mad, size_t bytes);
+
 }  // namespace fabricproof

@@ -9,4 +9,9 @@ namespace fabricproof::verbs {
 // not (subnet_managers_unread), never a guess. RoCE ports have no subnet manager.
 void augment_with_subnet_managers(NodeFacts& node);
 
+// Each InfiniBand port whose link is up gets the node at the far end of its cable as its neighbour
+// (source "smp"): NodeInfo and NodeDescription by a directed-route SMP one hop out, as `smpquery
+// -D nodeinfo 0,<port>` (root and libibumad; otherwise the port says why not).
+void augment_with_hop_one_neighbours(NodeFacts& node);
+
 }  // namespace fabricproof::verbs

@@ -399,6 +399,28 @@ TEST(CablingProbe, TheNeighbourSwitchesAreLocatesLeafMap) {
   EXPECT_FALSE(partial.leaves_known());
 }
 
+}  // namespace
+
+#include "inventory/ib_neighbours.hpp"
+
+namespace {
+
+// Switches read by each node's own SMP are named by description; one shared by two switches (a
+// default description) gets the GUID, a description of one switch stays as it is.
+TEST(CablingProbe, SharedSwitchDescriptionsGetTheirGuid) {
+  auto ib_node = [](const std::string& host, const std::string& leaf, const std::string& guid) {
+    auto n = fabricproof::test::node(host, {fabricproof::test::hca("mlx5_0", fabricproof::test::ib_port())});
+    n.rdma_devices[0].ports[0].neighbour = fabricproof::PortNeighbour{"smp", leaf, "guid " + guid, "3", "", ""};
+    return n;
+  };
+  auto cluster = fabricproof::test::cluster({ib_node("n1", "SwitchIB Mellanox Technologies", "0x1"), ib_node("n2", "SwitchIB Mellanox Technologies", "0x2"),
+                                             ib_node("n3", "leaf-7", "0x3")});
+  fabricproof::name_shared_switch_descriptions(cluster);
+  EXPECT_EQ(cluster.nodes[0].rdma_devices[0].ports[0].neighbour->switch_name, "SwitchIB Mellanox Technologies [guid 0x1]");
+  EXPECT_EQ(cluster.nodes[1].rdma_devices[0].ports[0].neighbour->switch_name, "SwitchIB Mellanox Technologies [guid 0x2]");
+  EXPECT_EQ(cluster.nodes[2].rdma_devices[0].ports[0].neighbour->switch_name, "leaf-7");
+}
+
 // One rank per node asks lldpd; the node's facts take the neighbours from whichever rank that was.
 TEST(CablingProbe, TheNodeKeepsTheNeighboursOfTheRankThatAskedLldpd) {
   auto asked = sample_06_node("gpu1");

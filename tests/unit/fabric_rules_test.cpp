@@ -14,6 +14,7 @@
 #include "inventory/control_path_rules.hpp"
 #include "inventory/lossless_rules.hpp"
 #include "inventory/nccl_env_rules.hpp"
+#include "core/located_error.hpp"
 #include "inventory/subnet_manager.hpp"
 #include "facts.hpp"
 
@@ -334,6 +335,45 @@ TEST(SmInfo, DecodesTheAnswerAndEveryWayItIsNotOne) {
   SmAnswer cut;
   decode_sm_info(master.data(), 40, cut);
   EXPECT_NE(cut.error.find("short MAD"), std::string::npos) << cut.error;
+}
+
+// The far end of a cable, as `smpquery -D nodeinfo 0,1` asks it: a directed-route Get one hop out
+// of port 1 with permissive LIDs; the switch answers its GUID, type and the port the SMP came in by.
+TEST(HopOne, RequestIsADirectedRouteGetOneHopOut) {
+  const auto mad = hop_one_request(0x0102030405060708ull, kAttrNodeInfo, 2);
+  EXPECT_EQ(mad[1], 0x81) << "directed-route SMP";
+  EXPECT_EQ(mad[3], 0x01) << "Get";
+  EXPECT_EQ(mad[6], 0) << "hop pointer";
+  EXPECT_EQ(mad[7], 1) << "hop count";
+  EXPECT_EQ(mad[17], 0x11) << "NodeInfo";
+  EXPECT_EQ(mad[32], 0xff);
+  EXPECT_EQ(mad[35], 0xff) << "DrSLID and DrDLID permissive";
+  EXPECT_EQ(mad[129], 2) << "initial path [0, 2]: out of port 2";
+}
+
+TEST(HopOne, DecodesTheSwitchAndEveryWayItIsNotTheAnswer) {
+  auto info = hop_one_request(7, kAttrNodeInfo, 1);
+  info[3] = 0x81;  // GetResp
+  info[4] = 0x80;  // the direction bit of a returning directed-route SMP, status 0
+  info[64 + 2] = 2;  // switch
+  for (int i = 0; i < 8; ++i) info[64 + 12 + i] = static_cast<uint8_t>(0x7cfe900300a5b0c0ull >> (56 - 8 * i));
+  info[64 + 36] = 17;  // it came in by port 17
+  const auto node = decode_hop_one_node_info(info.data(), info.size());
+  EXPECT_EQ(node.guid, "0x7cfe900300a5b0c0");
+  EXPECT_EQ(node.node_type, 2);
+  EXPECT_EQ(node.local_port, 17);
+  auto desc = hop_one_request(8, kAttrNodeDescription, 1);
+  desc[3] = 0x81;
+  const std::string name = "MF0;leaf-rail0:MQM9700/U1";
+  std::copy(name.begin(), name.end(), desc.begin() + 64);
+  EXPECT_EQ(decode_hop_one_description(desc.data(), desc.size()), name);
+  EXPECT_THROW(decode_hop_one_description(info.data(), info.size()), LocatedError) << "the NodeInfo answer is not a description";
+  auto failed = info;
+  failed[5] = 0x04;
+  EXPECT_THROW(decode_hop_one_node_info(failed.data(), failed.size()), LocatedError);
+  EXPECT_THROW(decode_hop_one_node_info(info.data(), 64), LocatedError) << "short";
+  const auto lid_routed = sm_info_response(1, 1, 3);
+  EXPECT_THROW(decode_hop_one_node_info(lid_routed.data(), lid_routed.size()), LocatedError);
 }
 
 // The seed's "two software SMs fighting": two masters are named with the ports that reached them.

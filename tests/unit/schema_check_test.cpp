@@ -53,6 +53,19 @@ TEST(ReportSchema, TheLabReportAndAModelReportConform) {
   EXPECT_EQ(report_shape_errors(json(r)), std::vector<std::string>{});
 }
 
+// An integer field may hold 3.0 (JSON numbers have no integer type), and one far beyond any integer
+// type (the fuzzer's 7.8e83, whose cast was undefined) is still whole; 2.5 is not an integer.
+TEST(ReportSchema, IntegersAreWholeNumbersOfAnySize) {
+  auto report = lab_report();
+  report["world_size"] = 4.0;
+  EXPECT_EQ(report_shape_errors(report), std::vector<std::string>{});
+  report["world_size"] = 7.77778e+83;
+  EXPECT_EQ(report_shape_errors(report), std::vector<std::string>{});
+  report["world_size"] = 2.5;
+  ASSERT_EQ(report_shape_errors(report).size(), 1u);
+  EXPECT_NE(report_shape_errors(report)[0].find("/world_size"), std::string::npos) << report_shape_errors(report)[0];
+}
+
 // Any container of the lab's real report replaced by a number: the error names that place (its
 // pointer, keys with '/' escaped as RFC 6901 asks) and what the schema expects there.
 TEST(ReportSchema, EveryPlaceOfTheLabReportWithTheWrongShapeIsNamed) {

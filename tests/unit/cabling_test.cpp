@@ -1,17 +1,32 @@
 // ibnetdiscover topology files and lldpd neighbour tables, real ones (tests/fixtures/cabling, each
 // with its source and a ground truth computed apart from this code and checked by hand): every
 // cabled CA port with its switch and switch port, the leaves, and every LLDP neighbour record.
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
+#include "cabling/cable_sheet.hpp"
 #include "cabling/ibnetdiscover.hpp"
 #include "cabling/lldp.hpp"
+#include "cabling/lldp_frame.hpp"
+#include "cabling/rails.hpp"
+#include "facts.hpp"
+#include "inventory/ib_neighbours.hpp"
+#include "inventory/inventory_rules.hpp"
+#include "inventory/neighbours.hpp"
+#include "locate/leaf_map.hpp"
 #include "paths.hpp"
 
 using namespace fabricproof::cabling;
@@ -127,12 +142,6 @@ TEST(Cabling, BadInputIsNamedWithItsLine) {
   EXPECT_EQ(parse_lldp(R"({"lldp": [{"interface": [{"name": ""}]}]})", "e.json").errors.at(0), "e.json: an interface without a name");
 }
 
-}  // namespace
-
-#include "cabling/cable_sheet.hpp"
-
-namespace {
-
 // The point-to-point sheet as CSV: columns by name in any order, extra ones ignored, quoted
 // fields, a row without a port is port 1; every bad row named with its line.
 TEST(CableSheet, ReadsTheIntegratorsCsvAndNamesBadRows) {
@@ -158,22 +167,6 @@ TEST(CableSheet, ReadsTheIntegratorsCsvAndNamesBadRows) {
             "h.csv:1: the header needs the columns host, hca and switch (port and switch_port are optional)");
   EXPECT_EQ(fabricproof::cabling::parse_cable_sheet("# nothing\n", "e.csv").errors.at(0), "e.csv: no header row (host, hca, port, switch, switch_port)");
 }
-
-}  // namespace
-
-#include <sys/socket.h>
-#include <linux/if_packet.h>
-#include <net/if.h>
-#include <arpa/inet.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <thread>
-
-#include "cabling/lldp_frame.hpp"
-#include "inventory/neighbours.hpp"
-
-namespace {
 
 // A frame captured in the lab (fixture README): leaf-rail0's lldpd to node3's eth1.
 std::string lab_frame() { return fabricproof::cabling::bytes_of_hex(read("10-lldp-frame-lab-leaf-rail0.hex")); }
@@ -233,12 +226,6 @@ TEST(LldpFrame, AFrameSentOnTheLoopbackIsHeard) {
   EXPECT_TRUE(fabricproof::probe::listen_for_lldp({"lo"}, 0.2).neighbours.empty()) << "no frame sent: none heard";
 }
 
-}  // namespace
-
-#include "locate/leaf_map.hpp"
-
-namespace {
-
 // --leaf-map given ibnetdiscover's output: each HCA's leaf is the switch its port is cabled to,
 // by the CA's node description "<hostname> <device>" (sample 04: r-ufm101 has HCA-1 and HCA-2 on
 // the SX6012, r-ufm111 HCA-1 on the SwitchIB).
@@ -257,12 +244,6 @@ TEST(Cabling, AnIbnetdiscoverFileIsALeafMap) {
   EXPECT_NE(unnamed.errors[0].find("x5.topo: 'MT25408 ConnectX Mellanox Technologies' is cabled to S-"), std::string::npos) << unnamed.errors[0];
   EXPECT_EQ(fabricproof::locate::read_leaf_map("node1 leafA\n", "map.txt").leaf_of("node1", "mlx5_0"), "leafA");
 }
-
-}  // namespace
-
-#include "cabling/rails.hpp"
-
-namespace {
 
 const std::vector<std::string> kSlots = {"0000:17:00.0", "0000:2a:00.0", "0000:3d:00.0", "0000:5d:00.0",
                                          "0000:9a:00.0", "0000:ab:00.0", "0000:bd:00.0", "0000:db:00.0"};
@@ -331,14 +312,6 @@ TEST(CablingRails, DeclaredSwitchesUnreadPortsAndSharedLeaves) {
   EXPECT_EQ(failed(check_rails(ports, plan), "cabling_rail_shared"), std::vector<std::string>{"leaf-rail6"});
 }
 
-}  // namespace
-
-#include "facts.hpp"
-#include "inventory/inventory_rules.hpp"
-#include "inventory/neighbours.hpp"
-
-namespace {
-
 // A GPU node of the unifabric sample (06): four RoCE HCAs on ens108np0, ens110np0, ens841np0,
 // ens842np0 (LEAF01..04, each on Ethernet184), as mlx5_0..3.
 fabricproof::NodeFacts sample_06_node(const std::string& host) {
@@ -399,12 +372,6 @@ TEST(CablingProbe, TheNeighbourSwitchesAreLocatesLeafMap) {
   EXPECT_FALSE(partial.leaves_known());
 }
 
-}  // namespace
-
-#include "inventory/ib_neighbours.hpp"
-
-namespace {
-
 // Switches read by each node's own SMP are named by description; one shared by two switches (a
 // default description) gets the GUID, a description of one switch stays as it is.
 TEST(CablingProbe, SharedSwitchDescriptionsGetTheirGuid) {
@@ -463,12 +430,6 @@ TEST(CablingProbe, CheckCablingNamesTheMovedCableFromTheInventory) {
   EXPECT_EQ(unread, 16);
   EXPECT_EQ(fabricproof::check_cabling(fabricproof::test::cluster({})).at(0).verdict, fabricproof::Verdict::not_proven);
 }
-
-}  // namespace
-
-#include "inventory/ib_neighbours.hpp"
-
-namespace {
 
 // --ibnetdiscover: InfiniBand ports found by node GUID (sysfs writes it with colons) and port.
 TEST(CablingProbe, InfinibandPortsGetTheirSwitchFromIbnetdiscoverByNodeGuid) {

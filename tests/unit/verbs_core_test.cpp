@@ -531,12 +531,18 @@ TEST(VerbsRules, ALatencyDipTheRemeasurementDoesNotRepeatNamesNoSuspect) {
   EXPECT_EQ(nlohmann::json(s).get<VerbsSection>().remeasured.size(), s.remeasured.size()) << "the re-measurements travel in the report";
 }
 
-TEST(Diagnosis, FollowsTheSeedOrder) {
+// Two RoCE endpoints of mlx5_0, one on each host.
+std::pair<VerbsEndpoint, VerbsEndpoint> roce_pair(const std::string& host_a, const std::string& host_b) {
   VerbsEndpoint a, b;
-  a.host = "node1";
-  b.host = "node2";
+  a.host = host_a;
+  b.host = host_b;
   a.device = b.device = "mlx5_0";
   a.link_layer = b.link_layer = "Ethernet";
+  return {a, b};
+}
+
+TEST(Diagnosis, FollowsTheSeedOrder) {
+  auto [a, b] = roce_pair("node1", "node2");
   a.rank = 0;
   b.rank = 1;
   a.active_mtu = 1024;
@@ -571,11 +577,7 @@ TEST(Diagnosis, FollowsTheSeedOrder) {
 // A slow pair whose ends reach different leaves says so (the traffic crosses the spine); ends on
 // one leaf, or a neighbour not read, say nothing of it.
 TEST(Diagnosis, EndsOnDifferentLeavesCrossTheSpine) {
-  VerbsEndpoint a, b;
-  a.host = "gpu1";
-  b.host = "gpu3";
-  a.device = b.device = "mlx5_0";
-  a.link_layer = b.link_layer = "Ethernet";
+  auto [a, b] = roce_pair("gpu1", "gpu3");
   a.active_mtu = b.active_mtu = 4096;
   auto c = test::cluster({test::node("gpu1", {test::hca("mlx5_0", test::roce_port())}), test::node("gpu3", {test::hca("mlx5_0", test::roce_port())})});
   c.nodes[0].rdma_devices[0].ports[0].neighbour = PortNeighbour{"lldpd", "LEAF01", "mac 1", "Ethernet184", "", ""};

@@ -101,6 +101,7 @@ CollectivesPlan make_collectives_plan(const std::string& engine, const SweepOpti
     std::sort(g.ranks.begin(), g.ranks.end());
     plan.groups.push_back(g);
   }
+  if (o.all_nodes_only && plan.groups.size() > 1) plan.groups.erase(plan.groups.begin(), plan.groups.end() - 1);
   return plan;
 }
 

@@ -49,14 +49,30 @@ int this_rank_gpu(mpi::Session& session) {
 
 }  // namespace
 
-GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
-                                     const Profile& profile, const std::function<void(const std::string&)>& progress) {
-  auto pair_ranks_by_gpu = [&](VerbsPlan& plan) {
+namespace {
+// Each HCA driven by the rank whose GPU is closest to it (what NCCL would pair).
+std::function<void(VerbsPlan&)> pair_ranks_by_gpu(const ClusterFacts& cluster) {
+  return [&cluster](VerbsPlan& plan) {
     for (auto& e : plan.endpoints)
       for (const auto& n : cluster.nodes)
         if (n.host == e.host)
           if (auto rank = closest_rank(n, e.device)) e.rank = *rank;
   };
+}
+}  // namespace
+
+VerbsPhaseOutcome run_gpu_memory_matrix(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster, const Profile& profile,
+                                        const VerbsOptions& tests, const std::string& name,
+                                        const std::function<void(const std::string&)>& progress) {
+  const int device = this_rank_gpu(session);
+  gpu::CudaMemoryProvider gpu_memory(device < 0 ? 0 : device);
+  return run_verbs_matrix(options, session, cluster, profile,
+                          MatrixRun{tests, gpu_memory, pair_ranks_by_gpu(cluster), name, progress, [](const VerbsSection&) {}});
+}
+
+GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster,
+                                     const Profile& profile, const std::function<void(const std::string&)>& progress) {
+  const auto by_gpu = pair_ranks_by_gpu(cluster);
   auto none = [](const VerbsSection&) {};
   VerbsOptions host_tests = options.verbs, gpu_tests = options.verbs;
   host_tests.tests = {"write_bw"};
@@ -68,10 +84,10 @@ GpudirectOutcome run_gpudirect_phase(const RunOptions& options, mpi::Session& se
   if (options.verbs.mode != "isolated") host_tests.mode = gpu_tests.mode = "rounds";
 
   verbs::HostMemoryProvider host_memory;
-  auto host = run_verbs_matrix(options, session, cluster, profile, MatrixRun{host_tests, host_memory, pair_ranks_by_gpu, "gpudirect host", progress, none});
+  auto host = run_verbs_matrix(options, session, cluster, profile, MatrixRun{host_tests, host_memory, by_gpu, "gpudirect host", progress, none});
   const int device = this_rank_gpu(session);
   gpu::CudaMemoryProvider gpu_memory(device < 0 ? 0 : device);
-  auto gpu = run_verbs_matrix(options, session, cluster, profile, MatrixRun{gpu_tests, gpu_memory, pair_ranks_by_gpu, "gpudirect gpu", progress, none});
+  auto gpu = run_verbs_matrix(options, session, cluster, profile, MatrixRun{gpu_tests, gpu_memory, by_gpu, "gpudirect gpu", progress, none});
 
   // Which registration path each rank's GPU memory took, for the report and the findings.
   GpuRegistration mine = gpu_memory.registration();

@@ -11,6 +11,7 @@
 #include "app/build.hpp"
 #include "app/collectives_phase.hpp"
 #include "app/inventory_phase.hpp"
+#include "app/soak_phase.hpp"
 #include "app/uplink_phase.hpp"
 #include "inventory/inventory_rules.hpp"
 #include "launch/launch.hpp"
@@ -145,6 +146,15 @@ Reason fabric_skip_reason(const RunState& s) {
   return std::nullopt;
 }
 
+Reason gpudirect_skip_reason(const RunState& s) {
+  if (!FABRICPROOF_HAVE_CUDA) return "built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)";
+  if (nodes_with_gpu(s.cluster) == 0) return "no CUDA GPU on any node";
+  if (auto reason = fabric_skip_reason(s)) return reason;
+  const int with_gpu = nodes_with_gpu(s.cluster);
+  if (with_gpu < 2) return fmt::format("needs two nodes with a CUDA GPU; {} node(s) have one", with_gpu);
+  return std::nullopt;
+}
+
 // A phase's findings into the report, and its record: the worst verdict (only skips: pass).
 void conclude(RunState& s, PhaseRecord& record, const std::vector<Finding>& findings, std::string reason) {
   s.report.findings.insert(s.report.findings.end(), findings.begin(), findings.end());
@@ -220,19 +230,32 @@ void run_uplink(RunState& s, PhaseRecord& record) {
   conclude(s, record, outcome.findings, outcome.summary);
 }
 
+// The soak: the load again and again with every port counter watched. Rank 0 decides which parts
+// of the load can run, as the verbs and collectives phases decide; the report is rewritten after
+// every pass, so that a soak cut short keeps its time line.
+void run_soak(RunState& s, PhaseRecord& record) {
+  SoakLoadPlan load;
+  if (s.session.is_root()) {
+    if (auto why = fabric_skip_reason(s)) load.verbs_not_run = "verbs: " + *why;
+    // GPU memory where there are GPUs; a cluster without any has no GPUDirect to soak.
+    if (auto why = gpudirect_skip_reason(s)) load.gpudirect_not_run = nodes_with_gpu(s.cluster) > 0 ? "GPUDirect: " + *why : "";
+    if (auto why = choose_collective_engine(s.options.collectives, s.cluster).cannot_run) load.collective_not_run = "collective: " + *why;
+  }
+  auto progress = [&](const std::string& line) { say(s, line); };
+  auto after_pass = [&](const SoakSection& section) {
+    s.report.soak = section;
+    write_report(s, false);
+  };
+  auto outcome = run_soak_phase(s.options, s.session, s.cluster, s.profile, load, progress, after_pass);
+  if (!s.session.is_root()) return;
+  s.report.soak = outcome.section;
+  conclude(s, record, outcome.findings, outcome.summary);
+}
+
 std::vector<Phase> phases() {
   return {
       {"verbs", fabric_skip_reason, run_verbs},
-      {"gpudirect",
-       [](const RunState& s) -> Reason {
-         if (!FABRICPROOF_HAVE_CUDA) return "built without the CUDA Toolkit (FABRICPROOF_WITH_CUDA)";
-         if (nodes_with_gpu(s.cluster) == 0) return "no CUDA GPU on any node";
-         if (auto reason = fabric_skip_reason(s)) return reason;
-         const int with_gpu = nodes_with_gpu(s.cluster);
-         if (with_gpu < 2) return fmt::format("needs two nodes with a CUDA GPU; {} node(s) have one", with_gpu);
-         return std::nullopt;
-       },
-       run_gpudirect},
+      {"gpudirect", gpudirect_skip_reason, run_gpudirect},
       {"collectives",
        [](const RunState& s) { return choose_collective_engine(s.options.collectives, s.cluster).cannot_run; },
        run_collectives},
@@ -248,6 +271,7 @@ std::vector<Phase> phases() {
        },
        run_nccl_audit},
       {"uplink", [](const RunState&) -> Reason { return std::nullopt; }, run_uplink},
+      {"soak", [](const RunState&) -> Reason { return std::nullopt; }, run_soak},
   };
 }
 
@@ -442,7 +466,7 @@ void run_phases(RunState& s) {
     record.duration_s = std::chrono::duration<double>(SteadyClock::now() - s.phase_started).count();
     s.report.phases.push_back(record);
     say(s, record.verdict == Verdict::skip         ? fmt::format("{}: skipped: {}", phase.name, record.reason)
-           : record.verdict == Verdict::not_proven ? fmt::format("{}: NOT RUN (not proven): {}", phase.name, record.reason)
+           : record.verdict == Verdict::not_proven ? fmt::format("{}: NOT PROVEN: {}", phase.name, record.reason)
                                                    : fmt::format("{}: {} ({})", phase.name, to_string(record.verdict), record.reason));
     write_report(s, false);
   }

@@ -126,7 +126,7 @@ struct RunCli {
                    "The cluster spec (fabricproof.spec/1: what was ordered); whatever it declares and the run did not measure fails")
         ->check(CLI::ExistingFile);
     app.add_option("--expect-nodes", expect_nodes, "Number of nodes the run must find (judged whatever --phases says)")->check(kFinite & CLI::Range(1, 1000000));
-    app.add_option("--phases", phases, "Phases to run, comma-separated: inventory,verbs,gpudirect,collectives,nccl_audit (the default), uplink (on request)")
+    app.add_option("--phases", phases, "Phases to run, comma-separated: inventory,verbs,gpudirect,collectives,nccl_audit (the default), uplink and soak (on request)")
         ->delimiter(',');
     app.add_option("--timeout", run.timeout_s, "Seconds a gather or broadcast may wait for the slowest rank (120; at most a day)")
         ->check(kFinite & CLI::Range(0.001, kDay));
@@ -321,6 +321,33 @@ struct UplinkCli {
   }
 };
 
+struct SoakCli {
+  std::string duration, interval = "60s";
+
+  void add(CLI::App& run) {
+    const char* group = "Soak (burn-in)";
+    run.add_option("--soak", duration,
+                   "After the other phases, repeat the load (the verbs matrix both ways on every rail, the collective at the sweep's top "
+                   "size) for DURATION (90s, 10m, 2h, 1d) with every port counter sampled; adds the soak phase")
+        ->group(group);
+    run.add_option("--soak-interval", interval, "Between two samples of every node's port counters (60s)")->group(group);
+  }
+
+  std::optional<Invalid> finish(RunOptions& run) const {
+    const auto every = parse_duration(interval);
+    if (!every) return invalid("--soak-interval: '" + interval + "' is not a duration such as 10s, 1m or 1h");
+    run.soak.interval_s = *every;
+    if (!duration.empty()) {
+      const auto length = parse_duration(duration);
+      if (!length || *length > 366 * 86400.0) return invalid("--soak: '" + duration + "' is not a duration such as 10m, 2h or 1d (at most a year)");
+      run.soak.duration_s = *length;
+      if (!has_phase(run, "soak")) run.phases.push_back("soak");
+    }
+    if (has_phase(run, "soak") && run.soak.duration_s <= 0) return invalid("--phases soak needs --soak DURATION (e.g. --soak 2h)");
+    return std::nullopt;
+  }
+};
+
 struct AuditCli {
   bool multi = false, single = false;
 
@@ -410,18 +437,21 @@ struct RunGroups {
   VerbsCli verbs;
   CollectivesCli collectives;
   UplinkCli uplink;
+  SoakCli soak;
 
   void add(CLI::App& app, RunOptions& o) {
     run.add(app, o);
     verbs.add(app, o.verbs);
     collectives.add(app, o.collectives);
     uplink.add(app);
+    soak.add(app);
   }
 
   std::optional<Invalid> finish(RunOptions& o) const {
     if (auto e = run.finish(o)) return e;
     if (auto e = verbs.finish(o.verbs, has_phase(o, "gpudirect"))) return e;
     if (auto e = collectives.finish(o.collectives)) return e;
+    if (auto e = soak.finish(o)) return e;
     return uplink.finish(o);
   }
 };

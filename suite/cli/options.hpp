@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collectives/collective_model.hpp"
+#include "soak/soak_model.hpp"
 #include "uplink/uplink_model.hpp"
 #include "uplink/uplink_plan.hpp"
 #include "verbs/verbs_model.hpp"
@@ -13,7 +14,7 @@ namespace fabricproof {
 
 // The phases a run has by default; "uplink" runs only when asked (it needs a target host).
 inline const std::vector<std::string> kAllPhases = {"inventory", "verbs", "gpudirect", "collectives", "nccl_audit"};
-inline const std::vector<std::string> kKnownPhases = {"inventory", "verbs", "gpudirect", "collectives", "nccl_audit", "uplink"};
+inline const std::vector<std::string> kKnownPhases = {"inventory", "verbs", "gpudirect", "collectives", "nccl_audit", "uplink", "soak"};
 
 struct RunOptions {
   std::string out_dir;
@@ -34,6 +35,7 @@ struct RunOptions {
   VerbsOptions verbs;
   SweepOptions collectives;
   UplinkOptions uplink;
+  SoakOptions soak;  // --soak DURATION: the soak phase after the others
   std::vector<std::string> nccl_logs;  // NCCL_DEBUG=INFO logs to audit (the nccl_audit phase)
   std::vector<std::string> formats = {"json", "md", "html"};  // report.json is written whatever this says
 };

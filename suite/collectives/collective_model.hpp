@@ -85,6 +85,8 @@ struct SweepOptions {
   // --locate-ranks-as-nodes, a testing aid: each rank stands for a node in locate, so that one
   // machine with many ranks exercises the localisation (a node's ranks are otherwise one node).
   bool ranks_as_nodes = false;
+  // The soak's collective: the scaling mode's last group only (every node), not 1, 2, 4, ...
+  bool all_nodes_only = false;
   // Whether NCCL must run the sweeps (rank 0, from the cluster spec; not in the report's options):
   // unset, "auto" may pick MPI only on a cluster without GPUs; false (the spec waives NCCL), also
   // where NCCL cannot run on GPU nodes; true, never.

@@ -36,6 +36,7 @@ std::string_view to_string(Domain domain) {
     case Domain::collectives: return "collectives";
     case Domain::nccl_log: return "nccl_log";
     case Domain::uplink: return "uplink";
+    case Domain::soak: return "soak";
     case Domain::spec: return "spec";
     case Domain::compare: return "compare";
     case Domain::run: return "run";
@@ -80,6 +81,7 @@ std::string_view domain_purpose(Domain d) {
     case Domain::collectives: return "allreduce sweeps at 1, 2 and N nodes (busbw, scaling, data)";
     case Domain::nccl_log: return "NCCL's transports per rank and channel (NET/Socket fallback)";
     case Domain::uplink: return "the storage uplink against the dataset read rate, one flow and many";
+    case Domain::soak: return "hours of load with every port counter watched (`--soak`): link downs, error counters, BER, stability";
     case Domain::spec: return "what was ordered (`--spec`)";
     case Domain::compare: return "a report against a baseline (`compare`)";
     case Domain::run: return "the run itself: input, ranks, launch";

@@ -26,7 +26,7 @@ NLOHMANN_JSON_SERIALIZE_ENUM(TriageStep, {{TriageStep::other, "other"},
 
 // The subject a check belongs to: one folder of suite/ each, plus the spec, the comparison of two
 // reports and the run itself.
-enum class Domain { inventory, verbs, gpudirect, collectives, nccl_log, uplink, spec, compare, run };
+enum class Domain { inventory, verbs, gpudirect, collectives, nccl_log, uplink, soak, spec, compare, run };
 
 enum class CheckId {
 #define CHECK(id, ...) id,

@@ -68,6 +68,12 @@ const std::vector<LeafSpec>& leaf_specs() {
       {"/collectives/scaling_drop_factor", ValueKind::number, false, 1, 1000},
       {"/collectives/max_bytes", ValueKind::integer, true, 8, 8796093022208.0},
       {"/uplink/ingest_gbps", ValueKind::number, true, 0.001, 1e6},
+      {"/soak/port_rcv_errors_max", ValueKind::number, false, 0, 1e18},
+      {"/soak/port_xmit_discards_max", ValueKind::number, false, 0, 1e18},
+      {"/soak/symbol_ber_max", ValueKind::number, false, 0, 1},
+      {"/soak/ber_min_uptime_s", ValueKind::number, false, 0, 31536000},
+      {"/soak/worst_pass_ratio", ValueKind::number, false, 0, 1},
+      {"/soak/cv_max", ValueKind::number, false, 0, 100},
   };
   return specs;
 }
@@ -202,6 +208,13 @@ Profile build(const json& doc, const std::string& origin) {
   p.collectives.scaling_drop_factor = coll.at("scaling_drop_factor").get<double>();
   if (!coll.at("max_bytes").is_null()) p.collectives.max_bytes = coll.at("max_bytes").get<uint64_t>();
   p.uplink.ingest_gbps = doc.at("uplink").at("ingest_gbps").get<std::optional<double>>();
+  const auto& soak = doc.at("soak");
+  p.soak.port_rcv_errors_max = soak.at("port_rcv_errors_max").get<double>();
+  p.soak.port_xmit_discards_max = soak.at("port_xmit_discards_max").get<double>();
+  p.soak.symbol_ber_max = soak.at("symbol_ber_max").get<double>();
+  p.soak.ber_min_uptime_s = soak.at("ber_min_uptime_s").get<double>();
+  p.soak.worst_pass_ratio = soak.at("worst_pass_ratio").get<double>();
+  p.soak.cv_max = soak.at("cv_max").get<double>();
   return p;
 }
 

@@ -70,6 +70,15 @@ struct Profile {
   struct Uplink {
     std::optional<double> ingest_gbps;  // the cluster's dataset read rate (fabricproof plan-uplink); null: not judged
   } uplink;
+  // The soak (--soak): public burn-in criteria (README "Burn-in" gives the sources).
+  struct Soak {
+    double port_rcv_errors_max = 100;     // Azure: PortRcvErrors above 100 over the soak fails
+    double port_xmit_discards_max = 1000; // Azure: PortXmitDiscards above 1000
+    double symbol_ber_max = 1e-15;        // NVIDIA: symbol BER of a healthy NDR link (short cables)
+    double ber_min_uptime_s = 7500;       // NVIDIA: BER judged once the port has been up 125 minutes
+    double worst_pass_ratio = 0.8;        // a pass's figure against the series' median
+    double cv_max = 0.1;                  // coefficient of variation of a series
+  } soak;
   struct Compare {
     double regression = 0.05;  // `compare`: a figure worse than the baseline by more than this fails
   } compare;

@@ -84,8 +84,9 @@ std::string Session::rank_label(int rank) const {
 }
 
 void Session::set_step(const std::string& phase, const std::string& step, bool major) {
-  phase_ = phase;
-  step_ = step;
+  const bool inner = !outer_phase_.empty() && phase != outer_phase_;
+  phase_ = inner ? outer_phase_ : phase;
+  step_ = inner ? phase + ": " + step : step;
   if (listener_) listener_(phase_, step_, major);
   if (!inject_.empty()) inject_fault_at_step();
 }

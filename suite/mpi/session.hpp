@@ -58,6 +58,10 @@ class Session {
   // new phase, round or sweep, as opposed to the next size of a sweep.
   using StepListener = std::function<void(const std::string& phase, const std::string& step, bool major)>;
   void set_step(const std::string& phase, const std::string& step, bool major = true);
+  // A phase that runs others' code (the soak runs the verbs matrix and the collectives): while set,
+  // every step is this phase's, the inner phase's name leading its step ("collectives: allreduce
+  // ..."), so the report and a lost rank's finding name the phase that was running. "" ends it.
+  void set_outer_phase(std::string phase) { outer_phase_ = std::move(phase); }
   void set_step_listener(StepListener listener) { listener_ = std::move(listener); }
   const std::string& phase() const { return phase_; }
   const std::string& step() const { return step_; }
@@ -146,6 +150,7 @@ class Session {
   std::string host_;
   std::vector<std::string> hosts_;
   std::string phase_ = "start";
+  std::string outer_phase_;
   std::string step_;
   StepListener listener_;
   std::string inject_;  // FABRICPROOF_INJECT, cleared once fired

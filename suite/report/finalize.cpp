@@ -224,6 +224,10 @@ bool finalize_report(Report& report, const std::string& launcher_status, const s
   }
   nlohmann::json measured = {{"launcher", launcher_status}, {"in_flight", step}, {"since", where.since}};
   if (!not_started.empty()) measured["could_not_start"] = not_started;
+  // A soak cut short keeps its time line: say how far it got (the report says "cut short").
+  if (report.soak && !report.soak->finished)
+    measured["soak"] = fmt::format("cut short at {} of {} after {} pass(es); the time line so far is kept", format_soak_time(report.soak->ran_s),
+                                   format_soak_time(report.soak->duration_s), report.soak->passes.size());
   report.findings.push_back({CheckId::run_incomplete, "run", Verdict::error, measured, "a finished run",
                              "a report is final only when the run wrote its last verdict",
                              not_started.empty() ? "The run ended before it finished (" + launcher_status + "), during " + step +

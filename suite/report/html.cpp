@@ -8,6 +8,7 @@
 
 #include "core/units.hpp"
 #include "report/markdown.hpp"
+#include "report/soak_view.hpp"
 #include "report/views.hpp"
 
 namespace fabricproof {
@@ -293,6 +294,54 @@ std::string uplink_section(const UplinkSection& u) {
   return h + table({"node", "target", "interface", "data fabric", "link (Gb/s)", "1 flow", "parallel", "flows", "together"}, rows);
 }
 
+// One port's time line: the load through it pass by pass (a line; a failed figure counts 0) and
+// its counter events (red: the link went down; orange: an error counter moved), on the soak's time.
+std::string port_timeline_chart(const view::PortTimeline& t, double seconds) {
+  const double w = 560, h = 90, l = 50, r = 10, top = 10, bottom = 20;
+  double ymax = 0;
+  for (const auto& [at, v] : t.throughput) ymax = std::max(ymax, v);
+  if (ymax <= 0) ymax = 1;
+  seconds = std::max(seconds, 1.0);
+  const auto X = [&](double at) { return l + (w - l - r) * std::clamp(at / seconds, 0.0, 1.0); };
+  const auto Y = [&](double v) { return top + (h - top - bottom) * (1 - v / (ymax * 1.1)); };
+  std::string s = fmt::format("<figure class=\"chart\"><figcaption><b>{}/{}:{}</b>: Gb/s through its pairs per pass; red: link down, orange: "
+                              "errors</figcaption><svg class=\"soak-port\" data-port=\"{}/{}:{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" "
+                              "height=\"{}\" viewBox=\"0 0 {} {}\">\n",
+                              esc(t.host), esc(t.device), t.port, esc(t.host), esc(t.device), t.port, w, h, w, h);
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\">0:00</text><text x=\"{}\" y=\"{}\" "
+                   "text-anchor=\"end\">{}</text>",
+                   l - 4, top + 8, num(ymax), l, h - 4, w - r, h - 4, format_soak_time(seconds));
+  std::string points;
+  for (const auto& [at, v] : t.throughput) points += fmt::format("{:.1f},{:.1f} ", X(at), Y(v));
+  if (!points.empty()) s += fmt::format("<polyline fill=\"none\" stroke=\"#0969da\" stroke-width=\"2\" points=\"{}\"/>", points);
+  for (const auto& e : t.events)
+    s += fmt::format("<rect class=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" opacity=\"0.5\"><title>{}-{}: {}</title></rect>",
+                     e.link_down ? "link-down" : "errors", X(e.from_s), top, std::max(2.0, X(e.to_s) - X(e.from_s)), h - top - bottom,
+                     e.link_down ? "#cf222e" : "#bf8700", format_soak_time(e.from_s), format_soak_time(e.to_s), esc(e.what));
+  return s + "</svg></figure>\n";
+}
+
+std::string soak_section(const SoakSection& soak) {
+  std::string h = "<h2 id=\"soak\">Soak (burn-in)</h2>\n";
+  h += fmt::format("<p>{} of {} ({}), started {}; {} pass(es); counters sampled every {} ({} sample(s)). Load: {}.</p>\n", format_soak_time(soak.ran_s),
+                   format_soak_time(soak.duration_s), soak.finished ? "finished" : "<b>cut short or still running</b>", esc(soak.started_at),
+                   soak.passes.size(), format_soak_time(soak.interval_s), soak.samples.size(), esc(soak.load));
+  for (const auto& why : soak.load_not_run) h += "<p class=\"not-proven\">Not run: " + esc(why) + "</p>\n";
+  constexpr size_t kCharts = 64;  // ports beyond: their events are in the table
+  const auto timelines = view::soak_port_timelines(soak);
+  for (size_t i = 0; i < timelines.size() && i < kCharts; ++i) h += port_timeline_chart(timelines[i], soak.ran_s);
+  if (timelines.size() > kCharts) h += fmt::format("<p class=\"muted\">{} more port(s): their events are in the table.</p>\n", timelines.size() - kCharts);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : view::soak_series(soak))
+    rows.push_back({esc(r.what), esc(r.unit), std::to_string(r.passes_ok), std::to_string(r.failed), num(r.median), num(r.worst)});
+  h += table({"series", "unit", "passes ok", "failed", "median", "worst"}, rows);
+  std::vector<std::vector<std::string>> events;
+  for (const auto& e : view::soak_events(soak))
+    events.push_back({esc(format_soak_time(e.from_s) + "-" + format_soak_time(e.to_s) + " (" + e.time + ")"), esc(e.host + "/" + e.device + ":" + std::to_string(e.port)),
+                      (e.link_down ? "<b>link down</b>: " : "") + esc(e.what)});
+  return h + "<h3>Counter events (traffic counters left out)</h3>\n" + (events.empty() ? "<p>No error counter moved and no link went down.</p>\n" : table({"when", "port", "what"}, events));
+}
+
 // The colour of a transport, from the class the NCCL log parser decided.
 std::string css_class(const view::ChannelTransport& t) {
   if (t.socket) return "tr-socket";
@@ -378,7 +427,7 @@ std::string head_section(const Report& r) {
     h += fmt::format("<p class=\"incomplete\"><b>This run has not finished.</b> In flight: {}: {} (since {}). The results so far are below.</p>\n",
                      esc(r.in_flight->phase), esc(r.in_flight->step), esc(r.in_flight->since));
   h += "<nav><a href=\"#triage\">What to check first</a><a href=\"#verbs\">Verbs matrix</a><a href=\"#collectives\">Collectives</a>"
-       "<a href=\"#uplink\">Uplink</a><a href=\"#nccl\">NCCL audit</a><a href=\"#findings\">Findings</a><a href=\"#inventory\">Inventory</a><a href=\"#phases\">Phases</a></nav>\n";
+       "<a href=\"#uplink\">Uplink</a><a href=\"#soak\">Soak</a><a href=\"#nccl\">NCCL audit</a><a href=\"#findings\">Findings</a><a href=\"#inventory\">Inventory</a><a href=\"#phases\">Phases</a></nav>\n";
   std::vector<std::string> built;
   if (r.build)
     for (const auto& [part, built_in] : r.build->optional_parts) built.push_back(part + ": " + (built_in ? "yes" : "no"));
@@ -451,6 +500,8 @@ std::string measurement_sections(const Report& r) {
   h += r.uplink ? uplink_section(*r.uplink)
                 : "<h2 id=\"uplink\">Uplink</h2>\n<p>No uplink measurement in this run (on request: "
                   "<code>--phases ...,uplink --uplink-target HOST[:PORT]</code>).</p>\n";
+
+  if (r.soak) h += soak_section(*r.soak);
 
   h += "<h2 id=\"nccl\">NCCL transport audit</h2>\n";
   const auto audit = view::nccl_audit(r);

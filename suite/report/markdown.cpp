@@ -1,5 +1,6 @@
 #include "report/markdown.hpp"
 
+#include "report/soak_view.hpp"
 #include "report/views.hpp"
 
 #include <fmt/format.h>
@@ -94,6 +95,28 @@ void uplink_table(std::string& md, const UplinkSection& u) {
                                                 : "error: " + n.path.error),
                       n.path.rdma ? "**yes**" : "no", n.path.link_gbps ? fmt::format("{:.4g}", *n.path.link_gbps) : "-", flows_cell(n.single),
                       flows_cell(n.parallel), n.parallel.flows, u.together_skipped.empty() ? flows_cell(n.together) : "-");
+}
+
+// The soak: how far it got, each load series pass by pass, and the counter events on the time line.
+void soak_tables(std::string& md, const SoakSection& soak) {
+  md += fmt::format("\n## Soak (burn-in)\n\n{} of {} ({}), started {}; {} pass(es); counters sampled every {} ({} sample(s)). Load: {}.\n",
+                    format_soak_time(soak.ran_s), format_soak_time(soak.duration_s), soak.finished ? "finished" : "**cut short or still running**",
+                    cell(soak.started_at), soak.passes.size(), format_soak_time(soak.interval_s), soak.samples.size(), cell(soak.load));
+  for (const auto& why : soak.load_not_run) md += fmt::format("\n- Not run: {}\n", cell(why));
+  md += "\n| series | unit | passes ok | failed | median | worst |\n|---|---|---|---|---|---|\n";
+  for (const auto& row : view::soak_series(soak))
+    md += fmt::format("| {} | {} | {} | {} | {:.4g} | {:.4g} |\n", cell(row.what), row.unit, row.passes_ok, row.failed, row.median, row.worst);
+  const auto events = view::soak_events(soak);
+  md += fmt::format("\n### Counter events ({}; traffic counters left out)\n\n", events.size());
+  if (events.empty()) md += "No error counter moved and no link went down.\n";
+  else md += "| when | port | what |\n|---|---|---|\n";
+  constexpr size_t kShown = 100;  // the rest are in report.json
+  for (size_t i = 0; i < events.size() && i < kShown; ++i) {
+    const auto& e = events[i];
+    md += fmt::format("| {}-{} ({}) | {}/{}:{} | {}{} |\n", format_soak_time(e.from_s), format_soak_time(e.to_s), cell(e.time), cell(e.host), cell(e.device),
+                      e.port, e.link_down ? "**link down**: " : "", cell(e.what));
+  }
+  if (events.size() > kShown) md += fmt::format("\n{} more event(s) in report.json (soak.samples).\n", events.size() - kShown);
 }
 
 // How the verbs tests ran and which rank drove each HCA (and why: its NUMA node, its GPU's path).
@@ -315,6 +338,7 @@ void measurement_tables(std::string& md, const Report& r) {
   if (r.collectives) collectives_tables(md, *r.collectives);
   if (r.collectives) locate_section(md, view::collective_locate(*r.collectives), "Collectives: locate (--collective-mode locate)");
   if (r.uplink) uplink_table(md, *r.uplink);
+  if (r.soak) soak_tables(md, *r.soak);
   if (const auto audit = view::nccl_audit(r); audit.present) nccl_table(md, audit);
 
 }

@@ -70,6 +70,7 @@ void each_section(R& r, F&& f) {
   f("collectives", r.collectives);
   f("nccl_audit", r.nccl_audit);
   f("uplink", r.uplink);
+  f("soak", r.soak);
 }
 }  // namespace
 
@@ -155,15 +156,6 @@ void set_cluster(Report& report, const ClusterFacts& cluster) {
   for (const auto& node : cluster.nodes)
     for (const auto& r : node.ranks) report.rank_map.push_back({r.rank, r.host, r.local_rank, r.gpu, r.gpu_uuid});
   std::sort(report.rank_map.begin(), report.rank_map.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
-}
-
-std::string utc_timestamp() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
 }
 
 namespace {

@@ -11,6 +11,8 @@
 #include "gpudirect/gpudirect_rules.hpp"
 #include "inventory/inventory.hpp"
 #include "launch/launch.hpp"
+#include "core/utc_time.hpp"  // utc_timestamp(), which the report's writers use
+#include "soak/soak_model.hpp"
 #include "uplink/uplink_model.hpp"
 #include "verbs/verbs_model.hpp"
 #include "nccl_log/audit.hpp"
@@ -89,6 +91,7 @@ struct Report {
   std::optional<CollectivesSection> collectives;
   std::optional<nccl::AuditSection> nccl_audit;
   std::optional<UplinkSection> uplink;
+  std::optional<SoakSection> soak;
   // Top-level keys this version does not know (a newer writer's sections), kept as they were.
   nlohmann::json other_sections = nlohmann::json::object();
 
@@ -113,7 +116,6 @@ void from_json(const nlohmann::json& j, Report& r);
 // Fills nodes, rank_map, world_size and missing_ranks from the gathered facts.
 void set_cluster(Report& report, const ClusterFacts& cluster);
 
-std::string utc_timestamp();  // "2026-11-29T17:42:46Z"
 
 // Writes `content` to `path` via a temporary file (created O_EXCL|O_NOFOLLOW beside it), fsync and
 // rename(2), so a reader, a crash or a full disk never sees half a report: on any failed step

@@ -642,6 +642,44 @@ step_lost_nodes() {
   finish
 }
 
+# 8. The soak (burn-in), short: a healthy lab passes, every port sampled and every pass measured;
+#    node2's data link pulled for 5 s after the second pass fails naming node2's port and the
+#    interval it happened in, and node2's pairs show the dip; node3 hung in mid-soak ends the run
+#    with the report on disk saying how far the soak got (its time line kept).
+step_soak() {
+  local load=(--phases inventory --soak-interval 10s --verbs-mode isolated --verbs-duration 1 --verbs-tx-depth 32 --collective-engine mpi --max-bytes 256K --iters 1 --warmup 0)
+  local soak_args=("${load[@]}" --soak 60s)
+  accept soak-healthy 0 -- "${soak_args[@]}"
+  expect "the soak ran its minute in 3 passes or more, every figure ok" \
+    ".soak.finished and .soak.ran_s >= 60 and (.soak.passes | length >= 3) and ([.soak.passes[].figures[].status] | all(. == \"ok\"))" "$r"
+  expect "each pass measured 12 write_bw directions and the allreduce" "[.soak.passes[] | .figures | length] | all(. == 13)" "$r"
+  expect "every node's port was sampled at the start, every 10 s and at the end" \
+    "[.soak.samples[] | select(.ports | length == 1) | .host] | (group_by(.) | length == $nodes and all(length >= 6))" "$r"
+  expect "no link went down and no error counter failed" "[.findings[] | select(.id == \"soak_link_down\" or .id == \"soak_port_errors\") | .verdict] | (length == 2 * $nodes and all(. == \"pass\"))" "$r"
+  expect "the BER says it needs 125 minutes" "[.findings[] | select(.id == \"soak_ber\") | .verdict] | (length == $nodes and all(. == \"skip\"))" "$r"
+  jq -r '.findings[] | select(.id == "soak_stability") | "  \(.subject): \(.verdict) worst \(.measured.worst_ratio)"' "$r"
+
+  accept soak-link-flap 1 --fault-at "soak: pass 2 done" node2:link-flap:5 -- "${soak_args[@]}"
+  local offset
+  offset=$(( $(fault_time soak-link-flap) - $(jq -r '.soak.started_at | fromdateiso8601' "$r") ))
+  echo "the link went down $offset s into the soak"
+  expect "soak_link_down fails on node2/rxe0:1 and no other port" \
+    "[.findings[] | select(.id == \"soak_link_down\" and .verdict == \"fail\") | .subject] == [\"node2/rxe0:1\"]" "$r"
+  expect "its event lies around the minute the link went down ($offset s into the soak, down 5 s)" \
+    "[.findings[] | select(.id == \"soak_link_down\" and .verdict == \"fail\") | .measured.events[0].between_s] | .[0] | (.[0] <= $offset + 7 and .[1] >= $offset - 2)" "$r"
+  expect "the hint names the port and the minute" "[.findings[] | select(.id == \"soak_link_down\" and .verdict == \"fail\") | .hint] | .[0] | (contains(\"node2/rxe0 port 1\") and contains(\"(minute \"))" "$r"
+  expect "node2's pairs show the dip (a failed or slow pass), the pairs without node2 none failed" \
+    "([.findings[] | select(.id == \"soak_stability\" and .verdict == \"fail\" and (.subject | contains(\"node2/\")))] | length >= 1) and ([.soak.passes[].figures[] | select(.kind == \"verbs\" and (.hosts | index(\"node2\") | not)) | .status] | all(. == \"ok\"))" "$r"
+  jq -r '.soak.passes[] | "  pass \(.index) \(.start_s | floor)-\(.end_s | floor) s: \([.figures[] | select(.hosts | index("node2")) | if .status == "ok" then (.value * 100 | floor / 100 | tostring) else "ERR" end] | join(" "))"' "$r"
+
+  accept soak-hang 2 --fault-at "soak: pass 2 done" node3:hang -- "${load[@]}" --soak 10m --timeout 20 --verbs-timeout 5
+  expect "the report is final, names node3, and keeps the soak so far (cut short)" \
+    ".verdict == \"error\" and ([.findings[] | select(.id == \"rank_lost\") | .measured.host] | index(\"node3\")) and (.soak.finished | not) and (.soak.passes | length >= 2) and (.soak.samples | length >= $nodes)" "$r"
+  expect "the soak's phase record says where it stopped" "[.phases[] | select(.name == \"soak\") | .verdict] == [\"error\"]" "$r"
+  grep -q "cut short or still running" "$work/soak-hang/report.md" && pass "report.md says the soak was cut short" || fail "report.md does not say the soak was cut short"
+  finish
+}
+
 # 5. lab down leaves no qemu process, ssh master, tap or namespace; running it twice is safe.
 step_down() {
   # A guest whose data NIC stopped transmitting fails the steps that needed it; its kernel's
@@ -673,8 +711,9 @@ case "${1:-}" in
   verbs-faults) step_verbs_faults ;;
   verbs-iterations) step_verbs_iterations ;;
   cabling) step_cabling ;;
+  soak) step_soak ;;
   lost-nodes) step_lost_nodes ;;
   long-rounds) step_long_rounds ;;
   down) step_down ;;
-  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|slurm|collectives|faults|config-faults|verbs-faults|cabling|lost-nodes|long-rounds|down"; exit 2 ;;
+  *) echo "usage: lab_test.sh up|rxe-ports|write-bw|acceptance|slurm|collectives|faults|config-faults|verbs-faults|cabling|soak|lost-nodes|long-rounds|down"; exit 2 ;;
 esac

@@ -187,3 +187,33 @@ TEST(Cli, GpuPayloadSizeMustBeWholeWords) {
 
 }  // namespace
 }  // namespace fabricproof
+
+namespace fabricproof {
+namespace {
+
+TEST(Cli, SoakAddsItsPhaseAndReadsDurations) {
+  auto cl = parse({"run", "--out", "d", "--soak", "2h", "--soak-interval", "30s"});
+  ASSERT_FALSE(cl.exit_code) << cl.message;
+  EXPECT_EQ(cl.run.soak.duration_s, 7200);
+  EXPECT_EQ(cl.run.soak.interval_s, 30);
+  EXPECT_EQ(cl.run.phases.back(), "soak");
+  cl = parse({"run", "--out", "d", "--phases", "inventory", "--soak", "10m"});
+  ASSERT_FALSE(cl.exit_code) << cl.message;
+  EXPECT_EQ(cl.run.phases, (std::vector<std::string>{"inventory", "soak"}));
+  EXPECT_EQ(parse({"run", "--out", "d"}).run.soak.duration_s, 0);
+}
+
+TEST(Cli, SoakRefusesWhatIsNotADuration) {
+  auto cl = parse({"run", "--out", "d", "--soak", "2 hours"});
+  ASSERT_TRUE(cl.exit_code);
+  EXPECT_NE(cl.message.find("--soak: '2 hours' is not a duration"), std::string::npos) << cl.message;
+  cl = parse({"run", "--out", "d", "--soak", "1h", "--soak-interval", "often"});
+  ASSERT_TRUE(cl.exit_code);
+  EXPECT_NE(cl.message.find("--soak-interval"), std::string::npos) << cl.message;
+  cl = parse({"run", "--out", "d", "--phases", "inventory,soak"});
+  ASSERT_TRUE(cl.exit_code);
+  EXPECT_NE(cl.message.find("--phases soak needs --soak DURATION"), std::string::npos) << cl.message;
+}
+
+}  // namespace
+}  // namespace fabricproof

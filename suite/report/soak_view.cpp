@@ -10,7 +10,8 @@
 namespace fabricproof::view {
 
 bool is_traffic_counter(const std::string& name) {
-  for (const char* word : {"data", "pkts", "packets", "bytes", "rdma_sends", "rdma_recvs", "multicast", "unicast"})
+  // Pause frames too: a lossless RoCE fabric sends them under load by design (report.json keeps them).
+  for (const char* word : {"data", "pkts", "packets", "bytes", "rdma_sends", "rdma_recvs", "multicast", "unicast", "pause"})
     if (name.find(word) != std::string::npos) return true;
   return false;
 }

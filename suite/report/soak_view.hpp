@@ -42,7 +42,7 @@ struct PortTimeline {
 };
 std::vector<PortTimeline> soak_port_timelines(const SoakSection& soak);
 
-// Counters that count traffic (data, packets, bytes): they move at every sample.
+// Counters that count traffic (data, packets, bytes, pause frames): they move at every sample.
 bool is_traffic_counter(const std::string& name);
 
 }  // namespace fabricproof::view

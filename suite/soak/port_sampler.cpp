@@ -6,6 +6,11 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +18,7 @@
 #include "inventory/sysfs_rdma.hpp"
 #include "core/units.hpp"
 #include "core/utc_time.hpp"
+#include "core/located_error.hpp"
 
 namespace fabricproof::probe {
 namespace {
@@ -36,6 +42,15 @@ void read_netdev_counters(FileReader& files, const std::string& netdev, std::map
     if (auto n = counter_value(files.line_quiet(dir / name))) into[std::string("netdev.") + name] = *n;
 }
 
+// One SIOCETHTOOL request on `netdev`; a LocatedError names the netdev, the request and errno.
+void ethtool_request(int fd, const std::string& netdev, void* request, const char* what) {
+  ifreq ifr{};
+  std::snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", netdev.c_str());
+  ifr.ifr_data = static_cast<char*>(request);
+  if (ioctl(fd, SIOCETHTOOL, &ifr) != 0)
+    throw LocatedError(netdev, fmt::format("{}: ethtool {}: {}", netdev, what, std::strerror(errno)));
+}
+
 PortSample read_port_sample(FileReader& files, const std::string& device, int port, const std::map<std::string, std::string>& netdevs) {
   const fs::path dir = files.path("sys/class/infiniband") / device / "ports" / std::to_string(port);
   PortSample p;
@@ -55,7 +70,58 @@ PortSample read_port_sample(FileReader& files, const std::string& device, int po
   return p;
 }
 
+// The driver's statistics of the live system's netdevs (a saved --root tree has none): an error
+// once per port and sample would repeat itself, so a netdev without them just has none.
+void add_ethtool_stats(const std::string& root, PortSample& p) {
+  if (p.netdev.empty() || fs::path(root) != fs::path("/")) return;
+  std::map<std::string, uint64_t> stats;
+  if (failure_of([&] { stats = read_ethtool_stats(p.netdev); })) return;
+  for (const auto& [name, value] : stats)
+    if (soak_keeps_ethtool_stat(name)) p.counters["ethtool." + name] = value;
+}
+
 }  // namespace
+
+std::map<std::string, uint64_t> read_ethtool_stats(const std::string& netdev) {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw LocatedError(netdev, fmt::format("{}: a socket for ethtool: {}", netdev, std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  // ethtool_sset_info ends in a flexible array: one u32 (the set's length) follows it.
+  alignas(ethtool_sset_info) uint8_t sset[sizeof(ethtool_sset_info) + sizeof(uint32_t)] = {};
+  auto* info = reinterpret_cast<ethtool_sset_info*>(sset);
+  info->cmd = ETHTOOL_GSSET_INFO;
+  info->sset_mask = 1ull << ETH_SS_STATS;
+  ethtool_request(fd, netdev, info, "GSSET_INFO");
+  const uint32_t n = info->sset_mask ? info->data[0] : 0;
+  if (n == 0 || n > 100000) throw LocatedError(netdev, netdev + ": the driver has no statistics");
+  std::vector<uint8_t> strings(sizeof(ethtool_gstrings) + n * ETH_GSTRING_LEN);
+  auto* names = reinterpret_cast<ethtool_gstrings*>(strings.data());
+  names->cmd = ETHTOOL_GSTRINGS;
+  names->string_set = ETH_SS_STATS;
+  names->len = n;
+  ethtool_request(fd, netdev, names, "GSTRINGS");
+  std::vector<uint8_t> values(sizeof(ethtool_stats) + n * sizeof(uint64_t));
+  auto* stats = reinterpret_cast<ethtool_stats*>(values.data());
+  stats->cmd = ETHTOOL_GSTATS;
+  stats->n_stats = n;
+  ethtool_request(fd, netdev, stats, "GSTATS");
+  std::map<std::string, uint64_t> out;
+  for (uint32_t i = 0; i < n && i < stats->n_stats; ++i) {
+    const char* name = reinterpret_cast<const char*>(names->data + i * ETH_GSTRING_LEN);
+    out[std::string(name, strnlen(name, ETH_GSTRING_LEN))] = stats->data[i];
+  }
+  return out;
+}
+
+bool soak_keeps_ethtool_stat(const std::string& name) {
+  if (name.rfind("rx_queue_", 0) == 0 || name.rfind("tx_queue_", 0) == 0 || name.rfind("ch", 0) == 0) return false;  // per queue or channel
+  for (const char* word : {"pause", "discard", "drop", "err", "crc", "out_of_buffer", "corrected", "link_down"})
+    if (name.find(word) != std::string::npos) return true;
+  return false;
+}
 
 std::map<std::string, std::string> port_netdevs(const std::string& root) {
   FileReader files(root);
@@ -76,7 +142,9 @@ NodeSample sample_ports(const std::string& root, const std::map<std::string, std
     for (const auto& port : files.list(class_dir / device / "ports")) {
       int number = 0;
       const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), number);
-      if (ec == std::errc() && end == port.data() + port.size()) sample.ports.push_back(read_port_sample(files, device, number, netdevs));
+      if (ec != std::errc() || end != port.data() + port.size()) continue;
+      sample.ports.push_back(read_port_sample(files, device, number, netdevs));
+      add_ethtool_stats(root, sample.ports.back());
     }
   for (const auto& e : files.errors()) sample.errors.push_back(fmt::format("{}: {}", e.source, e.message));
   if (sample.ports.empty()) sample.errors.push_back("no RDMA port under " + class_dir.string());

@@ -13,8 +13,20 @@
 
 namespace fabricproof::probe {
 
+// A netdev's driver statistics, as `ethtool -S` prints them (SIOCETHTOOL: ETHTOOL_GSSET_INFO,
+// GSTRINGS, GSTATS). A LocatedError names the netdev and why not (lo and many virtual devices have
+// none).
+std::map<std::string, uint64_t> read_ethtool_stats(const std::string& netdev);
+
+// The driver statistics the soak keeps (as "ethtool.<name>"): pause frames, discards, drops,
+// errors, FEC corrections, link-down events (mlx5: rx_pause_ctrl_phy, rx_discards_phy,
+// rx_out_of_buffer, rx_corrected_bits_phy, rx_symbol_err_phy, link_down_events_phy; virtio_net:
+// rx_drops). Traffic counters per queue are left out: sysfs has the netdev's totals.
+bool soak_keeps_ethtool_stat(const std::string& name);
+
 // Every RDMA port under `root` (/sys/class/infiniband), with its netdev's statistics and carrier
-// counts (/sys/class/net/<netdev>) as "netdev.<name>". `netdevs` maps "device:port" to the netdev
+// counts (/sys/class/net/<netdev>) as "netdev.<name>", and on the live system (root "/") its
+// driver's statistics that soak_keeps_ethtool_stat keeps. `netdevs` maps "device:port" to the netdev
 // (found once by the inventory's reader: the GID table walk is too slow to repeat every interval).
 NodeSample sample_ports(const std::string& root, const std::map<std::string, std::string>& netdevs);
 // "device:port" -> netdev of every RoCE port under `root`.

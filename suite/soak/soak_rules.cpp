@@ -11,10 +11,13 @@ namespace {
 using nlohmann::json;
 
 // The counters that say a link went down: InfiniBand's LinkDownedCounter (counters/link_downed,
-// and Soft-RoCE's hw_counters/link_downed) and the netdev's carrier going down.
-constexpr const char* kLinkDownCounters[] = {"link_downed", "netdev.carrier_down_count"};
+// and Soft-RoCE's hw_counters/link_downed), the netdev's carrier going down, and mlx5's
+// link_down_events_phy (ethtool).
+constexpr const char* kLinkDownCounters[] = {"link_downed", "netdev.carrier_down_count", "ethtool.link_down_events_phy"};
 // Investigated whenever they move (Azure's node health checks, NVIDIA's bring-up guide).
-constexpr const char* kAnyIncrementCounters[] = {"symbol_error", "link_error_recovery", "netdev.rx_crc_errors"};
+// (mlx5's Ethernet side: symbol errors after FEC, CRC errors and discards at the port.)
+constexpr const char* kAnyIncrementCounters[] = {"symbol_error", "link_error_recovery", "netdev.rx_crc_errors", "ethtool.rx_symbol_err_phy",
+                                                  "ethtool.rx_crc_errors_phy", "ethtool.rx_discards_phy"};
 
 std::string port_key(const std::string& device, int port) { return fmt::format("{}:{}", device, port); }
 

@@ -280,3 +280,40 @@ TEST(PortSampler, SamplesOnItsOwnThreadAndKeepsOnlyWhatChanged) {
 
 }  // namespace
 }  // namespace fabricproof
+
+namespace fabricproof {
+namespace {
+
+TEST(SoakEthtool, KeepsPauseDiscardsErrorsAndFecNotTraffic) {
+  for (const char* kept : {"rx_pause_ctrl_phy", "tx_prio3_pause", "rx_discards_phy", "rx_out_of_buffer", "rx_corrected_bits_phy",
+                           "rx_symbol_err_phy", "link_down_events_phy", "rx_drops", "rx_crc_errors_phy"})
+    EXPECT_TRUE(probe::soak_keeps_ethtool_stat(kept)) << kept;
+  for (const char* left : {"rx_packets_phy", "tx_bytes", "rx_queue_0_drops", "ch0_events", "rx_vport_unicast_bytes"})
+    EXPECT_FALSE(probe::soak_keeps_ethtool_stat(left)) << left;
+}
+
+// The driver statistics of this machine's NICs, read as ethtool -S reads them; lo has none.
+TEST(SoakEthtool, ReadsTheDriversStatisticsAndNamesANetdevWithout) {
+  const auto lo = failure_of([] { probe::read_ethtool_stats("lo"); });
+  ASSERT_TRUE(lo);
+  EXPECT_NE(lo->find("lo"), std::string::npos) << *lo;
+  std::vector<std::string> read;
+  for (const auto& entry : fs::directory_iterator("/sys/class/net")) {
+    const auto name = entry.path().filename().string();
+    std::map<std::string, uint64_t> stats;
+    if (!failure_of([&] { stats = probe::read_ethtool_stats(name); }) && !stats.empty()) read.push_back(name);
+  }
+  if (read.empty()) GTEST_SKIP() << "no netdev here has driver statistics (ethtool -S)";
+  const auto stats = probe::read_ethtool_stats(read.front());
+  ASSERT_FALSE(stats.empty());
+  // The same names as `ethtool -S` prints, where the tool is installed (each "  name: value" line).
+  FILE* pipe = popen(("ethtool -S " + read.front() + " 2>/dev/null").c_str(), "r");
+  std::string printed;
+  for (char buffer[512]; pipe && fgets(buffer, sizeof(buffer), pipe);) printed += buffer;
+  if (pipe) pclose(pipe);
+  if (printed.empty()) return;
+  for (const auto& [name, value] : stats) EXPECT_NE(printed.find(" " + name + ": "), std::string::npos) << name << " not in ethtool -S " << read.front();
+}
+
+}  // namespace
+}  // namespace fabricproof

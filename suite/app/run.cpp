@@ -54,6 +54,10 @@ struct RunState {
   SteadyClock::time_point last_in_flight_write{};
   SteadyClock::time_point phase_started = SteadyClock::now();
   std::string write_error{};  // rank 0: the last report write that failed
+  // Rank 0: report.json's modification time after this run's last write of it, and whether another
+  // process has rewritten it since (report_taken_over).
+  std::optional<fs::file_time_type> report_written{};
+  bool report_taken = false;
 };
 
 // How long rank 0's roll call waits for answers after a wait timed out, and how long the other
@@ -85,6 +89,29 @@ void write_report_files(const std::string& out_dir, const std::vector<std::strin
     if (format != "json") write_file_atomic((fs::path(out_dir) / report_file_name(format)).string(), render_report_format(report, format));
 }
 
+fs::path report_json(const RunState& s) { return fs::path(s.options.out_dir) / "report.json"; }
+
+// Whether another process rewrote report.json since this run's last write: the launcher's
+// finaliser (scripts/fabricproof-mpirun, the Slurm script) makes it final once mpirun is gone, and
+// a rank 0 that outlives a killed mpirun by a moment must not put its unfinished report back. Said
+// once; from then on this run leaves the report alone.
+bool report_taken_over(RunState& s) {
+  if (s.report_taken) return true;
+  std::error_code ec;
+  const auto now = fs::last_write_time(report_json(s), ec);
+  if (ec || !s.report_written || now == *s.report_written) return false;
+  s.report_taken = true;
+  std::cerr << "fabricproof: " << report_json(s).string()
+            << " was rewritten by another process (the launcher's finaliser?) since this run wrote it; it is left as it is\n";
+  return true;
+}
+
+void remember_report_write(RunState& s) {
+  std::error_code ec;
+  const auto written = fs::last_write_time(report_json(s), ec);
+  if (!ec) s.report_written = written;
+}
+
 // Every write but the last says "incomplete" (Report::finished); only the final one carries the
 // run's verdict and finished_at. A failed write is remembered: the run then exits 2.
 void write_report(RunState& s, bool final) {
@@ -95,10 +122,12 @@ void write_report(RunState& s, bool final) {
     report.finished_at = utc_timestamp();
     report.in_flight.reset();
   }
+  if (report_taken_over(s)) return;
   if (const auto failed = failure_of([&] { write_report_files(s.options.out_dir, s.options.formats, report); })) {
     std::cerr << "fabricproof: cannot write the report: " << *failed << "\n";
     s.write_error = *failed;
   }
+  remember_report_write(s);
 }
 
 // Rank 0: the step in flight goes into report.json as it starts, so that a job killed from outside
@@ -111,8 +140,9 @@ void note_step(RunState& s, const std::string& phase, const std::string& step, b
   s.last_in_flight_write = now;
   s.report.finished = false;
   s.report.verdict = s.report.overall();
-  const auto path = (fs::path(s.options.out_dir) / "report.json").string();
-  if (const auto failed = failure_of([&] { write_file_atomic(path, render_report_format(s.report, "json")); })) s.write_error = *failed;
+  if (report_taken_over(s)) return;
+  if (const auto failed = failure_of([&] { write_file_atomic(report_json(s).string(), render_report_format(s.report, "json")); })) s.write_error = *failed;
+  remember_report_write(s);
 }
 
 mpi::Clock::time_point deadline_of(const RunOptions& o) { return mpi::deadline_in(o.timeout_s); }

@@ -9,7 +9,9 @@
 
 namespace fabricproof::view {
 
-bool is_traffic_counter(const std::string& name) {
+bool is_background_counter(const std::string& name) {
+  // The carrier coming back: the link-down event (carrier_down_count) already marks the flap.
+  if (name == "netdev.carrier_changes" || name == "netdev.carrier_up_count") return true;
   // Pause frames too: a lossless RoCE fabric sends them under load by design (report.json keeps them).
   for (const char* word : {"data", "pkts", "packets", "bytes", "rdma_sends", "rdma_recvs", "multicast", "unicast", "pause"})
     if (name.find(word) != std::string::npos) return true;
@@ -45,7 +47,7 @@ std::vector<SoakEvent> soak_events(const SoakSection& soak) {
     const auto down = link_down_evidence(step);
     std::string what = down;
     for (const auto& [name, delta] : step.deltas)
-      if (!is_traffic_counter(name) && down.find(name) == std::string::npos)
+      if (!is_background_counter(name) && down.find(name) == std::string::npos)
         what += fmt::format("{}{} {:+}", what.empty() ? "" : ", ", name, delta);
     if (!what.empty()) events.push_back({step.host, step.device, step.port, step.from_s, step.to_s, step.to_time, what, !down.empty()});
   }

@@ -42,7 +42,8 @@ struct PortTimeline {
 };
 std::vector<PortTimeline> soak_port_timelines(const SoakSection& soak);
 
-// Counters that count traffic (data, packets, bytes, pause frames): they move at every sample.
-bool is_traffic_counter(const std::string& name);
+// Counters that move in the background: traffic (data, packets, bytes, pause frames) and the carrier
+// coming back up (with the link-down event it follows). The events leave them out.
+bool is_background_counter(const std::string& name);
 
 }  // namespace fabricproof::view

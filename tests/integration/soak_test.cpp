@@ -85,5 +85,35 @@ TEST(Soak, KilledMidSoakTheReportKeepsTheTimeLineAndSaysHowFar) {
   EXPECT_NE(read_text(out / "report.md").find("cut short or still running"), std::string::npos);
 }
 
+// The launcher's finaliser makes the report final once mpirun is gone; a rank 0 that still runs
+// (ranks outlive a killed mpirun by a moment) must not put its unfinished report back. Here the
+// finaliser runs while the whole job still runs, which makes the moment as long as it takes.
+TEST(Soak, AReportFinalisedByAnotherProcessIsLeftAsItIs) {
+  TempDir tmp("soak-taken-over");
+  const auto out = tmp.path() / "report";
+  Background job(mpirun(2) + soak_run("10m", "1s") + out.string(), tmp.path() / "log");
+  bool running = false;
+  for (int i = 0; i < 1200 && !running; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    try {
+      running = nlohmann::json::parse(read_text(out / "report.json")).contains("soak");
+    } catch (const std::exception&) {
+    }
+  }
+  ASSERT_TRUE(running) << "the soak never started: " << read_text(tmp.path() / "log");
+  const auto fin = run_shell(std::string(FABRICPROOF_BINARY) + " report --finalize " + out.string() + " --launcher-status 'finalised by the test'",
+                             tmp.path() / "finalize");
+  EXPECT_EQ(fin.exit_code, 2) << fin.output;
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // three of the soak's 1 s intervals: it would have written by now
+  const auto report = read_report(out);
+  EXPECT_EQ(report["verdict"], "error") << "the run put its unfinished report back";
+  EXPECT_EQ(findings_with_id(report, "run_incomplete").size(), 1u);
+  EXPECT_NE(read_text(tmp.path() / "log").find("was rewritten by another process"), std::string::npos) << read_text(tmp.path() / "log");
+  kill(-job.pid(), SIGKILL);
+  job.wait();
+  run_shell("for i in $(seq 300); do pgrep -f '[f]abricproof run.*" + out.string() + "' >/dev/null || exit 0; sleep 0.1; done; exit 1",
+            tmp.path() / "ranks-gone");
+}
+
 }  // namespace
 }  // namespace fabricproof::test

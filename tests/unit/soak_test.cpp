@@ -36,8 +36,12 @@ SoakSection two_nodes_node2_link_down() {
   s.finished = true;
   for (double t : {0.0, 10.0, 20.0, 30.0}) {
     const bool full = t == 0 || t == 30;
-    s.samples.push_back(node_at("node1", t, {ib_port("mlx5_0", full ? std::map<std::string, uint64_t>{{"link_downed", 2}, {"port_xmit_data", 100}}
-                                                                   : std::map<std::string, uint64_t>{{"port_xmit_data", 100 + static_cast<uint64_t>(t)}})}));
+    // node1's traffic and carrier-change counters move at every sample: background, never an event.
+    const uint64_t moving = static_cast<uint64_t>(t);
+    s.samples.push_back(node_at("node1", t, {ib_port("mlx5_0", full ? std::map<std::string, uint64_t>{{"link_downed", 2}, {"port_xmit_data", 100 + moving},
+                                                                                                      {"netdev.carrier_changes", 3 + moving}}
+                                                                   : std::map<std::string, uint64_t>{{"port_xmit_data", 100 + moving},
+                                                                                                     {"netdev.carrier_changes", 3 + moving}})}));
     const uint64_t downed = t >= 20 ? 1 : 0;
     std::map<std::string, uint64_t> counters{{"link_downed", downed}};
     if (!full && t != 20) counters.clear();
@@ -174,7 +178,7 @@ TEST(SoakReport, RoundTripsValidatesAndShowsTheTimeLine) {
   EXPECT_TRUE(problems.empty()) << (problems.empty() ? "" : problems.front());
   EXPECT_EQ(j.get<Report>().soak->samples.size(), r.soak->samples.size());
   const auto events = view::soak_events(*r.soak);
-  ASSERT_EQ(events.size(), 1u);  // the traffic counter of node1 moved too, and is left out
+  ASSERT_EQ(events.size(), 1u);  // node1's traffic and carrier-change counters moved too, and are left out
   EXPECT_TRUE(events[0].link_down);
   const auto md = render_markdown(r);
   EXPECT_NE(md.find("## Soak (burn-in)"), std::string::npos);

@@ -148,12 +148,11 @@ struct LinkWatch {
     for (const auto& s : samples)
       for (const auto& p : s.ports) {
         bool down = p.state != "ACTIVE";
-        for (const char* counter : {"link_downed", "netdev.carrier_down_count"}) {
-          const auto value = p.counters.find(counter);
-          if (value == p.counters.end()) continue;
-          const auto [known, fresh] = last.try_emplace(fmt::format("{} {}:{} {}", s.host, p.device, p.port, counter), value->second);
-          down |= !fresh && value->second > known->second;
-          known->second = value->second;
+        for (const auto& [counter, value] : p.counters) {
+          if (!is_link_down_counter(counter)) continue;
+          const auto [known, fresh] = last.try_emplace(fmt::format("{} {}:{} {}", s.host, p.device, p.port, counter), value);
+          down |= !fresh && value > known->second;
+          known->second = value;
         }
         const auto port = fmt::format("{}/{}:{}", s.host, p.device, p.port);
         if (down && ports_down.insert(port).second) downs.push_back(port + " at " + format_soak_time(s.t_s));

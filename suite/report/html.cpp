@@ -328,18 +328,19 @@ std::string soak_section(const SoakSection& soak) {
                    soak.passes.size(), format_soak_time(soak.interval_s), soak.samples.size(), esc(soak.load));
   for (const auto& why : soak.load_not_run) h += "<p class=\"not-proven\">Not run: " + esc(why) + "</p>\n";
   constexpr size_t kCharts = 64;  // ports beyond: their events are in the table
-  const auto timelines = view::soak_port_timelines(soak);
+  const auto events = view::soak_events(soak);
+  const auto timelines = view::soak_port_timelines(soak, events);
   for (size_t i = 0; i < timelines.size() && i < kCharts; ++i) h += port_timeline_chart(timelines[i], soak.ran_s);
   if (timelines.size() > kCharts) h += fmt::format("<p class=\"muted\">{} more port(s): their events are in the table.</p>\n", timelines.size() - kCharts);
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : view::soak_series(soak))
     rows.push_back({esc(r.what), esc(r.unit), std::to_string(r.passes_ok), std::to_string(r.failed), num(r.median), num(r.worst)});
   h += table({"series", "unit", "passes ok", "failed", "median", "worst"}, rows);
-  std::vector<std::vector<std::string>> events;
-  for (const auto& e : view::soak_events(soak))
-    events.push_back({esc(format_soak_time(e.from_s) + "-" + format_soak_time(e.to_s) + " (" + e.time + ")"), esc(e.host + "/" + e.device + ":" + std::to_string(e.port)),
+  std::vector<std::vector<std::string>> event_rows;
+  for (const auto& e : events)
+    event_rows.push_back({esc(format_soak_time(e.from_s) + "-" + format_soak_time(e.to_s) + " (" + e.time + ")"), esc(e.host + "/" + e.device + ":" + std::to_string(e.port)),
                       (e.link_down ? "<b>link down</b>: " : "") + esc(e.what)});
-  return h + "<h3>Counter events (traffic counters left out)</h3>\n" + (events.empty() ? "<p>No error counter moved and no link went down.</p>\n" : table({"when", "port", "what"}, events));
+  return h + "<h3>Counter events (traffic counters left out)</h3>\n" + (event_rows.empty() ? "<p>No error counter moved and no link went down.</p>\n" : table({"when", "port", "what"}, event_rows));
 }
 
 // The colour of a transport, from the class the NCCL log parser decided.

@@ -57,7 +57,7 @@ std::vector<SoakEvent> soak_events(const SoakSection& soak) {
   return events;
 }
 
-std::vector<PortTimeline> soak_port_timelines(const SoakSection& soak) {
+std::vector<PortTimeline> soak_port_timelines(const SoakSection& soak, const std::vector<SoakEvent>& events) {
   std::map<std::string, PortTimeline> ports;  // "host device:port"
   for (const auto& s : soak.samples)
     for (const auto& p : s.ports) {
@@ -75,7 +75,7 @@ std::vector<PortTimeline> soak_port_timelines(const SoakSection& soak) {
         }
       if (any) t.throughput.emplace_back((pass.start_s + pass.end_s) / 2, sum);
     }
-  for (const auto& e : soak_events(soak)) {
+  for (const auto& e : events) {
     const auto port = ports.find(fmt::format("{} {}:{}", e.host, e.device, e.port));
     if (port != ports.end()) port->second.events.push_back(e);  // a GPU's Xid is in the events table only
   }

@@ -40,7 +40,8 @@ struct PortTimeline {
   std::vector<std::pair<double, double>> throughput;  // (pass midpoint s, Gb/s)
   std::vector<SoakEvent> events;
 };
-std::vector<PortTimeline> soak_port_timelines(const SoakSection& soak);
+// `events`: soak_events(soak), which the caller shows too (the time line is read once).
+std::vector<PortTimeline> soak_port_timelines(const SoakSection& soak, const std::vector<SoakEvent>& events);
 
 // Counters that move in the background: traffic (data, packets, bytes, pause frames) and the carrier
 // coming back up (with the link-down event it follows). The events leave them out.

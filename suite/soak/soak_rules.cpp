@@ -95,6 +95,10 @@ std::vector<CounterStep> counter_steps(const SoakSection& soak) {
   return steps;
 }
 
+bool is_link_down_counter(const std::string& name) {
+  return std::find(std::begin(kLinkDownCounters), std::end(kLinkDownCounters), name) != std::end(kLinkDownCounters);
+}
+
 std::string link_down_evidence(const CounterStep& step) {
   std::string evidence;
   for (const char* name : kLinkDownCounters) {
@@ -137,30 +141,27 @@ std::vector<Finding> check_samples(const SoakSection& soak) {
 // A link that went down during the soak fails, naming the port and when (NVIDIA: every LinkDown
 // is explained; Azure: more than one flap in 6 hours fails a node).
 std::vector<Finding> check_link_down(const SoakSection& soak) {
-  std::map<std::string, std::vector<json>> events;  // "host device port" -> when and why
-  std::map<std::string, std::tuple<std::string, std::string, int>> ports;
-  for (const auto& span : port_spans(soak)) {
-    const auto key = fmt::format("{} {}", span.host, port_key(span.first->device, span.first->port));
-    ports[key] = {span.host, span.first->device, span.first->port};
-    events[key];
-  }
-  for (const auto& step : counter_steps(soak)) {
+  std::map<std::string, std::pair<Subject, std::vector<json>>> ports;  // "host device:port" -> the port, its link-down events
+  for (const auto& span : port_spans(soak))
+    ports[fmt::format("{} {}", span.host, port_key(span.first->device, span.first->port))].first =
+        Subject::port(span.host, span.first->device, span.first->port);
+  for (const auto& step : counter_steps(soak)) {  // a step's port has two samples: it has a span
     const auto evidence = link_down_evidence(step);
-    if (evidence.empty()) continue;
-    events[fmt::format("{} {}", step.host, port_key(step.device, step.port))].push_back(
-        {{"between_s", {step.from_s, step.to_s}}, {"when", window(step.from_s, step.to_s)}, {"sampled_at", step.to_time}, {"evidence", evidence}});
+    if (!evidence.empty())
+      ports[fmt::format("{} {}", step.host, port_key(step.device, step.port))].second.push_back(
+          {{"between_s", {step.from_s, step.to_s}}, {"when", window(step.from_s, step.to_s)}, {"sampled_at", step.to_time}, {"evidence", evidence}});
   }
   std::vector<Finding> out;
-  for (const auto& [key, list] : events) {
-    const auto& [host, device, port] = ports[key];
+  for (const auto& [key, port] : ports) {
+    const auto& [subject, list] = port;
     const std::string hint =
         list.empty() ? ""
                      : fmt::format("{}/{} port {} went down {} ({}): check its cable and transceiver, the switch port's log at that "
                                    "time, then the HCA (dmesg).",
-                                   host, device, port, list.front().at("when").get<std::string>(), list.front().at("evidence").get<std::string>());
-    out.push_back({CheckId::soak_link_down, Subject::port(host, device, port), list.empty() ? Verdict::pass : Verdict::fail,
-                   json{{"link_down", list.size()}, {"events", list}}, json{{"link_down", 0}},
-                   std::string(kSoakRule) + "no link goes down under load", hint});
+                                   subject.name, subject.device, subject.number, list.front().at("when").get<std::string>(),
+                                   list.front().at("evidence").get<std::string>());
+    out.push_back({CheckId::soak_link_down, subject, list.empty() ? Verdict::pass : Verdict::fail, json{{"link_down", list.size()}, {"events", list}},
+                   json{{"link_down", 0}}, std::string(kSoakRule) + "no link goes down under load", hint});
   }
   return out;
 }

@@ -31,6 +31,10 @@ struct CounterStep {
 // was not ACTIVE.
 std::vector<CounterStep> counter_steps(const SoakSection& soak);
 
+// Whether a counter counts the link going down (link_downed, the netdev's carrier_down_count,
+// mlx5's link_down_events_phy): what link_down_evidence reads, and the soak's progress lines.
+bool is_link_down_counter(const std::string& name);
+
 // Whether a step shows the link going down: the port's link_downed counter, the netdev's carrier
 // going down, or the port not ACTIVE at the sample.
 std::string link_down_evidence(const CounterStep& step);

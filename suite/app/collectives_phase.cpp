@@ -275,6 +275,37 @@ struct PhaseState {
     return c;
   }
 
+  // --collective-mode locate: the rounds of group tests that name the slow node(s).
+  void run_locate(mpi::Session& session) {
+    const CollLocateRun run{o, plan.locate_nodes, plan.node_of_rank, sizes.sizes.back(),
+                            [&](MPI_Comm comm) { return make_engine(plan, o, session, comm, sizes.clip.max_bytes); }, progress,
+                            [&](const CollLocate& so_far) {
+                              locate = so_far;
+                              after_group(section(), true);
+                            }};
+    locate = run_collective_locate(session, run);
+  }
+
+  // The sweeps, group by group (1, 2, 4 ... nodes); ranks outside a group wait for the next.
+  void run_groups(mpi::Session& session) {
+    for (const auto& group : plan.groups) {
+      const bool member = std::binary_search(group.ranks.begin(), group.ranks.end(), session.rank());
+      const auto group_name = fmt::format("{} node(s), {} rank(s)", group.nodes, group.ranks.size());
+      session.set_step("collectives", "forming the group of " + group_name);
+      MPI_Comm comm = mpi::split(session, session.world(), member, mpi::deadline_in(o.timeout_s), "the group of " + group_name);
+      if (member) {
+        auto engine = make_engine(plan, o, session, comm, sizes.clip.max_bytes);
+        for (const auto& name : o.ops) sweep(session, *engine, comm, group, name, group_name);
+        engine.reset();  // the NCCL communicator ends before the group's MPI communicator
+        mpi::free_group(comm);
+      }
+      // Ranks outside the group wait here (yielding the CPU) until rank 0 releases the next group.
+      session.set_step("collectives", "waiting for the group of " + group_name);
+      mpi::broadcast_from_root(session, "next", mpi::deadline_in(group_budget_s(o, sizes.sizes.size())), "the end of the group of " + group_name);
+      if (session.is_root()) after_group(section(), true);
+    }
+  }
+
   // Time left after each sweep, from the mean sweep so far (rank 0 is in every group). Larger
   // groups run a little longer per sweep, so the estimate is low early on; it says "about".
   void say_time_left() {
@@ -334,39 +365,13 @@ CollectivesOutcome run_collectives_phase(const RunOptions& options, mpi::Session
   const SweepSizes sizes = size_the_sweep(options, session, profile, plan);
   const NcclLog nccl_log = plan.engine == "nccl" ? prepare_nccl_environment(o) : NcclLog{};
   PhaseState state{plan, o, sizes, cluster, profile, progress, after_group, {}, {}, {}, nullptr, 0, std::chrono::steady_clock::now()};
-  // Both engines' calls block (under the watchdog) from here to the phase's end: a rank silent to
-  // the roll call may be blocked in one, not lost (app/run.cpp, end_lost). Left set when a wait
-  // gives up (mpi::Lost), since that is when the roll call needs it.
-  session.expect_blocking_calls(std::chrono::duration_cast<mpi::Clock::duration>(std::chrono::duration<double>(o.timeout_s)));
   if (!sizes.clip.reason.empty()) progress("collectives: " + sizes.clip.reason);
-  if (plan.mode == "locate") {
-    const CollLocateRun run{o, plan.locate_nodes, plan.node_of_rank, sizes.sizes.back(),
-                            [&](MPI_Comm comm) { return make_engine(plan, o, session, comm, sizes.clip.max_bytes); }, progress,
-                            [&](const CollLocate& so_far) {
-                              state.locate = so_far;
-                              after_group(state.section(), true);
-                            }};
-    state.locate = run_collective_locate(session, run);
-  }
-
-  for (const auto& group : plan.groups) {
-    const bool member = std::binary_search(group.ranks.begin(), group.ranks.end(), session.rank());
-    const auto group_name = fmt::format("{} node(s), {} rank(s)", group.nodes, group.ranks.size());
-    session.set_step("collectives", "forming the group of " + group_name);
-    MPI_Comm comm = mpi::split(session, session.world(), member, mpi::deadline_in(o.timeout_s), "the group of " + group_name);
-    if (member) {
-      auto engine = make_engine(plan, o, session, comm, sizes.clip.max_bytes);
-      for (const auto& name : o.ops) state.sweep(session, *engine, comm, group, name, group_name);
-      engine.reset();  // the NCCL communicator ends before the group's MPI communicator
-      mpi::free_group(comm);
-    }
-    // Ranks outside the group wait here (yielding the CPU) until rank 0 releases the next group.
-    session.set_step("collectives", "waiting for the group of " + group_name);
-    mpi::broadcast_from_root(session, "next", mpi::deadline_in(group_budget_s(o, sizes.sizes.size())), "the end of the group of " + group_name);
-    if (session.is_root()) after_group(state.section(), true);
-  }
-
-  session.expect_blocking_calls({});
+  // Both engines' calls block (under the watchdog) from here to the phase's end: a rank silent to
+  // the roll call may be blocked in one, not lost (app/run.cpp, end_lost).
+  mpi::with_blocking_calls(session, std::chrono::duration_cast<mpi::Clock::duration>(std::chrono::duration<double>(o.timeout_s)), [&] {
+    if (plan.mode == "locate") state.run_locate(session);
+    state.run_groups(session);
+  });
   if (plan.engine == "nccl") gather_nccl_logs(options, session, nccl_log, state.outcome);
   if (!session.is_root()) return state.outcome;
   auto& outcome = state.outcome;

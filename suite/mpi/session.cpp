@@ -184,6 +184,19 @@ Clock::duration Session::blocked_peers_wait() const {
   return watchdog_grace(blocking_stall_) + std::chrono::seconds(5);
 }
 
+void with_blocking_calls(Session& s, Clock::duration stall, const std::function<void()>& body) {
+  s.expect_blocking_calls(stall);
+  try {
+    body();
+  } catch (const Lost&) {
+    throw;
+  } catch (...) {
+    s.expect_blocking_calls({});
+    throw;
+  }
+  s.expect_blocking_calls({});
+}
+
 void Session::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();

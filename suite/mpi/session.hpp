@@ -177,6 +177,12 @@ class Session {
   std::thread watchdog_;
 };
 
+// Runs `body` as a phase whose calls may block (Session::expect_blocking_calls(stall)). The mark is
+// cleared when body returns or fails with a phase's error, so that a later phase's roll call does
+// not take a silent rank for one blocked in these calls; it stays set when a wait gave up (Lost):
+// the roll call that ends the run needs it then.
+void with_blocking_calls(Session& s, Clock::duration stall, const std::function<void()>& body);
+
 // Tags of the session's own messages; sequenced exchanges use tags from kTagSequenceBase up.
 inline constexpr int kTagRollCall = 90;
 inline constexpr int kTagRollAnswer = 91;

@@ -258,6 +258,26 @@ TEST(Exchange, ClockOffsetsOfRanksOnOneHostAreSmall) {
   for (double o : offsets) EXPECT_LT(std::abs(o), 0.05) << "ranks on one host share its clock";
 }
 
+// The mark of a phase whose calls may block (the roll call then waits for a blocked rank's
+// watchdog): cleared when the phase ends or fails with its own error (NCCL's init failing on one
+// rank), which a later phase's roll call must not wait for; kept when a wait gave up (Lost).
+TEST(Session, BlockingCallsMarkIsClearedUnlessAWaitGaveUp) {
+  auto& s = *session;
+  const auto stall = std::chrono::seconds(20);
+  bool ran = false;
+  with_blocking_calls(s, stall, [&] {
+    ran = true;
+    EXPECT_GT(s.blocked_peers_wait(), stall) << "the roll call waits out a blocked rank's watchdog while the mark is set";
+  });
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(s.blocked_peers_wait(), Clock::duration::zero()) << "the mark outlived the phase";
+  EXPECT_THROW(with_blocking_calls(s, stall, [] { throw std::runtime_error("ncclCommInitRank: unhandled system error"); }), std::runtime_error);
+  EXPECT_EQ(s.blocked_peers_wait(), Clock::duration::zero()) << "a phase's own error left the mark set";
+  EXPECT_THROW(with_blocking_calls(s, stall, [] { throw Lost("rank 2 stopped answering"); }), Lost);
+  EXPECT_GT(s.blocked_peers_wait(), stall) << "a wait that gave up must leave the mark for the roll call that follows";
+  s.expect_blocking_calls({});
+}
+
 // This process's resident memory (/proc/self/statm: pages).
 uint64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");

@@ -82,11 +82,16 @@ void say(const RunState& s, const std::string& line) {
     std::cout << "[fabricproof] " << line << std::endl;
 }
 
-// report.json first, then the other formats; the first failure stops the rest.
-void write_report_files(const std::string& out_dir, const std::vector<std::string>& formats, const Report& report) {
-  write_file_atomic((fs::path(out_dir) / "report.json").string(), render_report_format(report, "json"));
+// The formats but report.json; the first failure stops the rest.
+void write_other_formats(const std::string& out_dir, const std::vector<std::string>& formats, const Report& report) {
   for (const auto& format : formats)
     if (format != "json") write_file_atomic((fs::path(out_dir) / report_file_name(format)).string(), render_report_format(report, format));
+}
+
+// report.json first, then the other formats.
+void write_report_files(const std::string& out_dir, const std::vector<std::string>& formats, const Report& report) {
+  write_file_atomic((fs::path(out_dir) / "report.json").string(), render_report_format(report, "json"));
+  write_other_formats(out_dir, formats, report);
 }
 
 fs::path report_json(const RunState& s) { return fs::path(s.options.out_dir) / "report.json"; }
@@ -106,12 +111,6 @@ bool report_taken_over(RunState& s) {
   return true;
 }
 
-void remember_report_write(RunState& s) {
-  std::error_code ec;
-  const auto written = fs::last_write_time(report_json(s), ec);
-  if (!ec) s.report_written = written;
-}
-
 // Every write but the last says "incomplete" (Report::finished); only the final one carries the
 // run's verdict and finished_at. A failed write is remembered: the run then exits 2.
 void write_report(RunState& s, bool final) {
@@ -123,11 +122,16 @@ void write_report(RunState& s, bool final) {
     report.in_flight.reset();
   }
   if (report_taken_over(s)) return;
-  if (const auto failed = failure_of([&] { write_report_files(s.options.out_dir, s.options.formats, report); })) {
+  // report.json's own time, remembered before the other formats are rendered: a finaliser that
+  // rewrites it meanwhile (the other formats take time to render, more on a loaded host) must not
+  // be taken for this run.
+  if (const auto failed = failure_of([&] {
+        s.report_written = write_file_atomic(report_json(s).string(), render_report_format(report, "json"));
+        write_other_formats(s.options.out_dir, s.options.formats, report);
+      })) {
     std::cerr << "fabricproof: cannot write the report: " << *failed << "\n";
     s.write_error = *failed;
   }
-  remember_report_write(s);
 }
 
 // Rank 0: the step in flight goes into report.json as it starts, so that a job killed from outside
@@ -141,8 +145,8 @@ void note_step(RunState& s, const std::string& phase, const std::string& step, b
   s.report.finished = false;
   s.report.verdict = s.report.overall();
   if (report_taken_over(s)) return;
-  if (const auto failed = failure_of([&] { write_file_atomic(report_json(s).string(), render_report_format(s.report, "json")); })) s.write_error = *failed;
-  remember_report_write(s);
+  if (const auto failed = failure_of([&] { s.report_written = write_file_atomic(report_json(s).string(), render_report_format(s.report, "json")); }))
+    s.write_error = *failed;
 }
 
 mpi::Clock::time_point deadline_of(const RunOptions& o) { return mpi::deadline_in(o.timeout_s); }

@@ -175,7 +175,7 @@ int create_temporary(const std::string& path, std::string& temporary) {
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, const std::string& content) {
+std::filesystem::file_time_type write_file_atomic(const std::string& path, const std::string& content) {
   std::string temporary;
   const int fd = create_temporary(path, temporary);
   if (fd < 0) throw LocatedError("", temporary + ": " + std::strerror(errno));
@@ -195,11 +195,15 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   // A delayed write error (NFS, a full thin volume) shows only here: never rename over a good file then.
   if (::fsync(fd) != 0) fail("fsync", fd);
   if (::close(fd) != 0) fail("close", -1);
+  std::error_code ec;
+  const auto written_at = std::filesystem::last_write_time(temporary, ec);
+  if (ec) fail("stat", -1);
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     const std::string error = path + ": rename: " + std::strerror(errno);
     ::unlink(temporary.c_str());
     throw LocatedError("", error);
   }
+  return written_at;
 }
 
 void check_output_directory(const std::string& dir) {

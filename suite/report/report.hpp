@@ -2,6 +2,7 @@
 // The report model: what rank 0 writes after every phase. JSON is the contract
 // ("fabricproof.report/1"); Markdown and the console summary are rendered from the same model.
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -120,7 +121,9 @@ void set_cluster(Report& report, const ClusterFacts& cluster);
 // Writes `content` to `path` via a temporary file (created O_EXCL|O_NOFOLLOW beside it), fsync and
 // rename(2), so a reader, a crash or a full disk never sees half a report: on any failed step
 // (write, fsync, close) the old file stays as it was, and a LocatedError names the file and the step.
-void write_file_atomic(const std::string& path, const std::string& content);
+// Returns the file's modification time as written, read before the rename (which keeps it): a
+// process that replaces the file a moment later cannot be taken for this write.
+std::filesystem::file_time_type write_file_atomic(const std::string& path, const std::string& content);
 
 // Creates `dir` if needed and proves a report can be written there (a probe file, removed); a
 // LocatedError names the directory and why not.

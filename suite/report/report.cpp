@@ -197,7 +197,10 @@ std::filesystem::file_time_type write_file_atomic(const std::string& path, const
   if (::close(fd) != 0) fail("close", -1);
   std::error_code ec;
   const auto written_at = std::filesystem::last_write_time(temporary, ec);
-  if (ec) fail("stat", -1);
+  if (ec) {
+    errno = ec.value();  // fail() names errno's error
+    fail("stat", -1);
+  }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     const std::string error = path + ": rename: " + std::strerror(errno);
     ::unlink(temporary.c_str());

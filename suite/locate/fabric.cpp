@@ -20,15 +20,6 @@ const char* to_string(FaultKind kind) {
   return "?";
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<long>(mid), values.end());
-  if (values.size() % 2) return values[mid];
-  const double upper = values[mid];
-  return (*std::max_element(values.begin(), values.begin() + static_cast<long>(mid)) + upper) / 2;
-}
-
 double upper_quartile(std::vector<double> values) {
   if (values.empty()) return 0;
   const size_t at = values.size() * 3 / 4;

@@ -71,7 +71,6 @@ struct Coverage {
   int nodes_tested = 0;
 };
 
-double median(std::vector<double> values);
 // The healthy rate of a set of tests: their upper quartile, not their median, which a bad leaf or a
 // few bad nodes of a small fabric (a third of the tests slow, or more) would drag under the
 // threshold. With 3% noise it sits 2% above the healthy median: a healthy test 3 sigma low still passes.

@@ -7,6 +7,8 @@
 #include <map>
 #include <numeric>
 
+#include "core/statistics.hpp"
+
 namespace fabricproof::locate {
 
 GroupLocator::GroupLocator(Fabric fabric, GroupSettings settings)

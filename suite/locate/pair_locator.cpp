@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/statistics.hpp"
 #include "verbs/schedule.hpp"
 
 namespace fabricproof::locate {

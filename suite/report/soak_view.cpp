@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/statistics.hpp"
 #include "soak/soak_rules.hpp"
 
 namespace fabricproof::view {
@@ -32,9 +33,8 @@ std::vector<SoakSeriesRow> soak_series(const SoakSection& soak) {
     }
     row.passes_ok = ok.size();
     if (!ok.empty()) {
-      std::sort(ok.begin(), ok.end());
-      row.worst = ok.front();
-      row.median = ok.size() % 2 ? ok[ok.size() / 2] : (ok[ok.size() / 2 - 1] + ok[ok.size() / 2]) / 2;
+      row.worst = *std::min_element(ok.begin(), ok.end());
+      row.median = median(ok);
     }
     rows.push_back(row);
   }

@@ -7,6 +7,7 @@
 
 #include "collectives/collective_rules.hpp"
 #include "core/hints.hpp"
+#include "core/statistics.hpp"
 
 namespace fabricproof::view {
 namespace {
@@ -175,9 +176,9 @@ std::vector<CurveRow> verbs_curve(const VerbsSection& section) {
   std::vector<CurveRow> rows;
   for (auto& [bytes, list] : figures) {
     std::sort(list.begin(), list.end());
-    const size_t n = list.size();
-    rows.push_back({bytes, n, missing[bytes], list.front().first, n % 2 ? list[n / 2].first : (list[n / 2 - 1].first + list[n / 2].first) / 2,
-                    list.back().first, list.front().second});
+    std::vector<double> values;
+    for (const auto& figure : list) values.push_back(figure.first);
+    rows.push_back({bytes, list.size(), missing[bytes], list.front().first, median(values), list.back().first, list.front().second});
   }
   for (const auto& [bytes, count] : missing)
     if (!figures.count(bytes)) rows.push_back({bytes, 0, count, 0, 0, 0, ""});

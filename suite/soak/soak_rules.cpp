@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/statistics.hpp"
+
 namespace fabricproof {
 namespace {
 
@@ -238,12 +240,6 @@ struct Series {
   std::vector<const SoakFigure*> figures;  // one per pass, same order; null where the pass had none
 };
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // One series judged: every pass measured, the worst pass against the median, the coefficient of
 // variation. `values` holds the ok figures; `errors` the passes where it failed.
 Finding judge_series(const Subject& subject, const std::vector<double>& values, const std::vector<json>& errors, const std::string& unit,
@@ -258,21 +254,21 @@ Finding judge_series(const Subject& subject, const std::vector<double>& values, 
   if (values.size() < 3)
     return {CheckId::soak_stability, subject, Verdict::not_proven, json{{"passes_ok", values.size()}}, expected, rule,
             "Fewer than 3 passes: lengthen --soak (or shorten the load) to judge stability."};
-  const double median = median_of(values);
+  const double middle = median(values);
   const double worst = *std::min_element(values.begin(), values.end());
   double sum = 0, squares = 0;
   for (double v : values) sum += v;
   const double mean = sum / static_cast<double>(values.size());
   for (double v : values) squares += (v - mean) * (v - mean);
   const double cv = mean > 0 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) / mean : 0;
-  const double ratio = median > 0 ? worst / median : 0;
+  const double ratio = middle > 0 ? worst / middle : 0;
   const Verdict verdict = ratio < limits.worst_pass_ratio ? Verdict::fail : cv > limits.cv_max ? Verdict::warn : Verdict::pass;
   return {CheckId::soak_stability, subject, verdict,
-          json{{"passes_ok", values.size()}, {"median", median}, {"worst", worst}, {"worst_ratio", ratio}, {"cv", cv}, {"unit", unit}}, expected, rule,
+          json{{"passes_ok", values.size()}, {"median", middle}, {"worst", worst}, {"worst_ratio", ratio}, {"cv", cv}, {"unit", unit}}, expected, rule,
           verdict == Verdict::pass ? ""
                                    : fmt::format("{} dipped to {:.3g} {} against a median of {:.3g}: read the time line for the pass and the "
                                                  "counters of its ports then.",
-                                                 subject.text(), worst, unit, median, unit)};
+                                                 subject.text(), worst, unit, middle, unit)};
 }
 
 std::vector<Finding> check_stability(const SoakSection& soak, const Profile::Soak& limits) {

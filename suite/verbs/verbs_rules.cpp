@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/hints.hpp"
+#include "core/statistics.hpp"
 #include "core/units.hpp"
 
 namespace fabricproof {
@@ -208,12 +209,6 @@ std::vector<Cause> diagnose_pair(const VerbsEndpoint& a, const VerbsEndpoint& b,
 }
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // The reference for a pair's outlier rules: the typical (median) figure of the same test over the
 // other pairs, leaving the judged pair out, so that it cannot set its own standard: with one bad

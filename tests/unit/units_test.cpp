@@ -2,8 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include "core/statistics.hpp"
+
 namespace fabricproof {
 namespace {
+
+TEST(Median, MiddleValueOrTheMeanOfTheTwoMiddleOnesInAnyOrder) {
+  EXPECT_EQ(median({}), 0);
+  EXPECT_EQ(median({7}), 7);
+  EXPECT_EQ(median({9, 1, 5}), 5);
+  EXPECT_EQ(median({8, 2, 6, 4}), 5);  // (4 + 6) / 2: the lower middle found wherever nth_element left it
+  EXPECT_EQ(median({3, 3, 1, 10, 10, 10}), 6.5);
+}
 
 TEST(LinkRate, WidthAndSpeedCodesFollowTheVerbsTables) {
   // width codes 1->1X 2->4X 4->8X 8->12X 16->2X (rdma-core devinfo.c)

@@ -9,7 +9,7 @@
 
 namespace fabricproof::app {
 
-LocateDriver::LocateDriver(const VerbsPlan& plan, double latency_outlier_factor, const locate::LeafMap& neighbours)
+LocateDriver::LocateDriver(const VerbsPlan& plan, const Profile::Verbs& limits, const locate::LeafMap& neighbours)
     : figure_test_(locate_figure_test(plan.options.tests)) {
   std::map<std::string, int> node_of;
   for (const auto& e : plan.endpoints)
@@ -26,7 +26,8 @@ LocateDriver::LocateDriver(const VerbsPlan& plan, double latency_outlier_factor,
   if (!plan.options.leaf_map.empty()) read_leaves(plan.options.leaf_map);
   else if (!neighbours.by_device.empty()) leaves_from_neighbours(neighbours);
   locate::PairSettings settings;
-  if (figure_test_ == "write_lat" && latency_outlier_factor > 1) settings.slow_below = 1 / latency_outlier_factor;
+  settings.slow_below = limits.locate_slow_below;
+  if (figure_test_ == "write_lat" && limits.latency_outlier_factor > 1) settings.slow_below = 1 / limits.latency_outlier_factor;
   locator_ = std::make_unique<locate::PairLocator>(fabric_, settings);
 }
 

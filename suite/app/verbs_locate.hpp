@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/profile.hpp"
 #include "locate/leaf_map.hpp"
 #include "locate/pair_locator.hpp"
 #include "verbs/verbs_plan.hpp"
@@ -16,11 +17,12 @@ namespace fabricproof::app {
 
 class LocateDriver {
  public:
-  // Nodes and rails from the plan's endpoints. Compared by
-  // latency, a test is slow beyond the profile's latency outlier factor (the matrix's own rule:
-  // latency spreads more than bandwidth); by bandwidth, below the locator's 0.85 of the typical.
-  // Leaves: the --leaf-map file, else `neighbours` (locate::leaf_map_of_ports) when they cover every HCA.
-  LocateDriver(const VerbsPlan& plan, double latency_outlier_factor, const locate::LeafMap& neighbours);
+  // Nodes and rails from the plan's endpoints. Compared by latency, a test is slow beyond the
+  // profile's latency outlier factor (the matrix's own rule: latency spreads more than bandwidth);
+  // by bandwidth, below the profile's locate_slow_below of the rail's healthy rate (0.85; the lab's
+  // 0.5). Leaves: the --leaf-map file, else `neighbours` (locate::leaf_map_of_ports) when they
+  // cover every HCA.
+  LocateDriver(const VerbsPlan& plan, const Profile::Verbs& limits, const locate::LeafMap& neighbours);
   // The next round's tasks, ids from `first_id`, all in round 0; empty when the locator is done.
   std::vector<VerbsTask> next_tasks(int first_id);
   void record(const std::vector<PairResult>& results);

@@ -313,7 +313,7 @@ void run_locate(const RunOptions& options, mpi::Session& session, const VerbsPla
   section.options = step.options;
   std::unique_ptr<LocateDriver> driver;
   if (session.is_root()) {
-    driver = std::make_unique<LocateDriver>(plan, profile.verbs.latency_outlier_factor, locate::leaf_map_of_ports(cabled_ports(cluster.nodes, {})));
+    driver = std::make_unique<LocateDriver>(plan, profile.verbs, locate::leaf_map_of_ports(cabled_ports(cluster.nodes, {})));
     const auto said = driver->outcome();
     run.progress(fmt::format("{}: locate over {} node(s) and {} rail(s), compared by {}; leaves {}", run.name, said.nodes, said.rails, said.figure,
                              said.leaves_known ? "from " + said.leaves_from : said.leaves_from.empty() ? "unknown" : said.leaves_from));

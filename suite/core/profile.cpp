@@ -61,6 +61,7 @@ const std::vector<LeafSpec>& leaf_specs() {
       {"/verbs/latency_usec/InfiniBand", ValueKind::number, true, 0, 1e6},
       {"/verbs/latency_usec/Ethernet", ValueKind::number, true, 0, 1e6},
       {"/verbs/latency_outlier_factor", ValueKind::number, false, 1, 1000},
+      {"/verbs/locate_slow_below", ValueKind::number, false, 0, 1},
       {"/compare/regression", ValueKind::number, false, 0, 1},
       {"/collectives/absolute_bw", ValueKind::boolean, false},
       {"/collectives/busbw_efficiency", ValueKind::number, false, 0, 2},
@@ -200,6 +201,7 @@ Profile build(const json& doc, const std::string& origin) {
   p.verbs.latency_usec_infiniband = verbs.at("latency_usec").at("InfiniBand").get<std::optional<double>>();
   p.verbs.latency_usec_ethernet = verbs.at("latency_usec").at("Ethernet").get<std::optional<double>>();
   p.verbs.latency_outlier_factor = verbs.at("latency_outlier_factor").get<double>();
+  p.verbs.locate_slow_below = verbs.at("locate_slow_below").get<double>();
   p.compare.regression = doc.at("compare").at("regression").get<double>();
   const auto& coll = doc.at("collectives");
   p.collectives.absolute_bw = coll.at("absolute_bw").get<bool>();

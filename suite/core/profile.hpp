@@ -59,6 +59,7 @@ struct Profile {
     std::optional<double> latency_usec_infiniband;
     std::optional<double> latency_usec_ethernet;
     double latency_outlier_factor = 2.0;  // x the median pair's p50 latency
+    double locate_slow_below = 0.85;      // --verbs-mode locate by bandwidth: of the rail's healthy rate (upper quartile)
   } verbs;
   struct Collectives {
     bool absolute_bw = true;             // judge inter-node busbw against the NIC ceiling (off in the lab)

@@ -37,7 +37,18 @@ step_limit=${FABRICPROOF_LAB_STEP_LIMIT:-0}
 
 source "$repo/tests/scripts/skip_missing.sh"
 skip() { skip_missing "$@"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); failed_checks+=("$*"); }
+failed_checks=()
+# What a run shows here (its whole output is in $work/NAME.log): the faults the lab applied, the
+# verdict, the first findings that failed or warned (cut at 150 characters), a phase's error. CI
+# shows the first ~9 KB of a failed test's output: a step's output must fit in it, or the check
+# that failed is cut away (lab_verbs-faults printed 60 KB, then 12.6 KB with every finding line).
+show_run() {
+  awk '/^lab: (reusing|run ended|acceptance: fabricproof exited)/ { next }
+    /^(lab: |note: |fabricproof: |  phase [a-z_]+ error|  not finished)/ { print substr($0, 1, 200); fflush(); next }
+    /^  (FAIL|ERROR|WARN|NOT PROVEN) / { if (++shown <= 2) { print substr($0, 1, 150); fflush() } else more++ }
+    END { if (more) print "  (" more " more finding line(s) in the log)" }'
+}
 pass() { echo "ok   $*"; }
 expect() {  # description, jq filter over the report that must print true, report
   local got
@@ -74,7 +85,9 @@ expect_not_outliers() {  # rule id, number of findings expected for the pairs wi
 # messages, QEMU's stderr and Soft-RoCE's counters.
 finish() {
   [ $failures -eq 0 ] && { echo "all checks passed"; exit 0; }
-  echo "$failures check(s) failed; the lab now:"
+  echo "$failures check(s) failed:"
+  printf '  %s\n' "${failed_checks[@]}"
+  echo "the runs' whole output: $work/*.log; the lab now:"
   "$lab" status 2>&1
   "$lab" consoles 8 2>&1
   # Soft-RoCE's own counters, those not 0: a transport error (a PSN sequence error, a retransmission,
@@ -106,7 +119,7 @@ acceptance_within_limit() {  # name, lab acceptance options...
     # timeout signals its whole process group: the lab script, its ssh into node1, the fault trigger.
     limit=(timeout --kill-after=10 "$left")
   fi
-  "${limit[@]}" "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log"
+  "${limit[@]}" "$lab" acceptance --out "$work/$name" "$@" 2>&1 | tee "$work/$name.log" | show_run
   rc=${PIPESTATUS[0]}
   if [ ${#limit[@]} -gt 0 ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then
     echo "--- processes of the lab's runs on this host at the limit:"
@@ -484,7 +497,7 @@ step_verbs_faults() {
   # The link goes down on the host side (QMP) the moment round 1's results are printed: round 2
   # (node2 <-> node3 in isolated mode) and every later pair of node2 run without it.
   accept verbs-link-down 1 --fault-at "round 1 of 6" node2:link-down -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-tests write_bw
-  grep "verbs: round" "$work/verbs-link-down.log" | cut -c1-200
+  grep "verbs: round" "$work/verbs-link-down.log" | cut -c1-120
   expect "the verbs phase completed every pair and failed" "(.verbs.pairs | length) == 6 and ([.phases[] | select(.name == \"verbs\") | .verdict] == [\"fail\"])" "$r"
   expect "node2's pairs after the link went down have error cells" "[.verbs.pairs[] | select((.a == 1 or .b == 1) and .round > 0) | .tests[] | .status] | (length > 0 and all(. == \"error\"))" "$r"
   expect "pairs without node2 have no error cell" "[.verbs.pairs[] | select(.a != 1 and .b != 1) | .tests[].status] | all(. == \"ok\")" "$r"

@@ -54,6 +54,19 @@ TEST(Profile, ClusterProfilesSetTheShape) {
   EXPECT_EQ(roce->ports.link_layer, "Ethernet");
 }
 
+// Locate by bandwidth names what stays below this share of the rail's healthy rate: 0.85 on a real
+// fabric, the lab's own outlier margin (half) under TCG, whose healthy pairs repeat at 0.72-0.78.
+TEST(Profile, LocateThresholdIsTheDefaultsOrTheLabsAndOutOfRangeIsNamed) {
+  EXPECT_EQ(default_profile().verbs.locate_slow_below, 0.85);
+  const auto lab = load_profile("lab-soft-roce").profile;
+  ASSERT_TRUE(lab);
+  EXPECT_EQ(lab->verbs.locate_slow_below, lab->verbs.outlier_ratio);
+  EXPECT_EQ(lab->verbs.locate_slow_below, 0.5);
+  const auto bad = load_profile_text(R"({"schema": "fabricproof.profile/1", "name": "x", "verbs": {"locate_slow_below": 1.5}})", "p.json");
+  EXPECT_FALSE(bad.profile);
+  EXPECT_TRUE(any_error_contains(bad, "p.json: /verbs/locate_slow_below: 1.5 is out of range")) << errors_of(bad);
+}
+
 TEST(Profile, OverlayKeepsDefaultsAndEchoesTheEffectiveDocument) {
   auto load = load_profile_text(R"({"schema": "fabricproof.profile/1", "name": "lab", "roce": {"min_netdev_mtu": 4200},
                                     "ports": {"devices": ["rxe0"]}})", "lab.json");

@@ -121,6 +121,7 @@ VerbsLocate LocateDriver::outcome() const {
   const auto& l = *locator_;
   out.rounds = l.rounds();
   out.figure = figure_test_ == "write_lat" ? "write_lat: round trips per second (1 / median latency)" : figure_test_ + ": Gb/s, the slower way";
+  out.slow_below = l.settings().slow_below;
   out.nodes = fabric_.nodes();
   out.rails = fabric_.rails;
   out.leaves_known = fabric_.leaves_known();

@@ -52,6 +52,7 @@ class PairLocator {
   // partner left: reported, never passed) and the slow tests that did not come back when repeated.
   PairAnswer answer() const;
   int rounds() const { return rounds_; }
+  const PairSettings& settings() const { return settings_; }
   const std::vector<PairResult>& results() const { return results_; }
   Coverage coverage() const;
   const Fabric& fabric() const { return fabric_; }

@@ -114,6 +114,10 @@ LocateView answered(const std::vector<LocatedFault>& faults, const std::vector<s
   return v;
 }
 
+std::string slow_below(const VerbsLocate& l) {
+  return l.slow_below > 0 ? fmt::format(", slow under {:g} of the rail's healthy rate", l.slow_below) : "";
+}
+
 }  // namespace
 
 LocateView verbs_locate(const VerbsSection& section) {
@@ -125,7 +129,7 @@ LocateView verbs_locate(const VerbsSection& section) {
   auto share = [](uint64_t part, uint64_t whole) { return whole ? fmt::format(" ({:.1f}%)", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : std::string(); };
   v.exercised = fmt::format("{}{} round(s) over {} node(s) and {} rail(s); pairs tested: {} of {}{}; leaf-to-leaf paths: {}; nodes tested: {} of {}; "
                             "{} transient dip(s) (slow once, not when repeated)",
-                            l.figure.empty() ? "" : "compared by " + l.figure + "; ", l.rounds, l.nodes, l.rails, l.pairs_tested, l.pairs_total,
+                            l.figure.empty() ? "" : "compared by " + l.figure + slow_below(l) + "; ", l.rounds, l.nodes, l.rails, l.pairs_tested, l.pairs_total,
                             share(l.pairs_tested, l.pairs_total),
                             l.leaves_known ? fmt::format("{} of {}{}{}", l.leaf_paths_tested, l.leaf_paths_total, share(l.leaf_paths_tested, l.leaf_paths_total),
                                                          l.leaves_from.empty() ? "" : " (leaves from " + l.leaves_from + ")")

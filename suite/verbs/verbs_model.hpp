@@ -120,6 +120,7 @@ struct PairResult {
 // locate claims no more than the pairs and leaf-to-leaf paths it tested.
 struct VerbsLocate {
   std::string figure;  // what the pairs were compared by ("write_bw: Gb/s, the slower way")
+  double slow_below = 0;  // a test under this share of its rail's healthy rate is slow (0: a report from before it was recorded)
   int rounds = 0;
   int nodes = 0;
   int rails = 0;
@@ -151,7 +152,7 @@ struct VerbsSection {
   std::vector<PairResult> remeasured;  // the rounds run again (VerbsOptions::remeasure), every pair of them
   std::optional<VerbsLocate> locate;   // --verbs-mode locate
 };
-FABRICPROOF_JSON(VerbsLocate, figure, rounds, nodes, rails, leaves_known, leaves_from, transient_dips, faults, unresolved, leaf_map_problems, pairs_tested, pairs_total,
+FABRICPROOF_JSON(VerbsLocate, figure, slow_below, rounds, nodes, rails, leaves_known, leaves_from, transient_dips, faults, unresolved, leaf_map_problems, pairs_tested, pairs_total,
                  leaf_paths_tested, leaf_paths_total, nodes_tested)
 
 FABRICPROOF_JSON(VerbsEndpoint, host, device, port, rank, gid_index, link_layer, rate_gbps, active_mtu, state, pci, serial, placement)

@@ -413,7 +413,8 @@ void check_located(const VerbsSection& s, std::vector<Finding>& out) {
   const auto& l = *s.locate;
   const json tested = {{"rounds", l.rounds}, {"pairs_tested", l.pairs_tested}, {"pairs_total", l.pairs_total}, {"leaf_paths_tested", l.leaf_paths_tested},
                        {"leaf_paths_total", l.leaf_paths_total}, {"nodes_tested", l.nodes_tested}, {"nodes", l.nodes}};
-  const std::string rule = "named only when repeated tests implicate it and others clear its partners (suite/locate)";
+  const std::string rule = (l.slow_below > 0 ? fmt::format("a test under {:g} of its rail's healthy rate is slow; ", l.slow_below) : "") +
+                           "named only when repeated tests implicate it and others clear its partners (suite/locate)";
   for (const auto& f : l.faults) {
     std::string subject = f.kind == "leaf" ? fmt::format("leaf {}", f.leaf) : fmt::format("{}", fmt::join(f.hosts, " <-> "));
     if (!f.device.empty()) subject += "/" + f.device;

@@ -467,6 +467,7 @@ step_verbs_faults() {
   jq -r '.verbs.locate | "locate: \(.rounds) rounds, \(.pairs_tested) of \(.pairs_total) pairs", (.faults[].summary), (.unresolved[])' "$r"
   expect "locate names node3 as the node at fault, and nothing else" "[.verbs.locate.faults[] | [.kind, .hosts]] == [[\"node\", [\"node3\"]]]" "$r"
   expect "its verdict fails on the locate finding" "[.findings[] | select(.id == \"verbs_locate_fault\") | .verdict] == [\"fail\"]" "$r"
+  expect "judged at the lab profile's threshold, half the healthy rate" ".verbs.locate.slow_below == 0.5" "$r"
   accept verbs-locate-link 1 --fault "node3:pair-rate:node1:${rate_kbit}kbit" -- "${fault_phases[@]}" "${locate_args[@]}"
   jq -r '.verbs.locate | "locate: \(.rounds) rounds, \(.pairs_tested) of \(.pairs_total) pairs", (.faults[].summary), (.unresolved[])' "$r"
   expect "locate names the node1 <-> node3 link, and nothing else" "[.verbs.locate.faults[] | [.kind, (.hosts | sort)]] == [[\"link\", [\"node1\", \"node3\"]]]" "$r"

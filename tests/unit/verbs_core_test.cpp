@@ -675,6 +675,8 @@ TEST(VerbsRules, LocateFaultsFailUnsettledSuspectsAreNotProvenAndTheReportSaysWh
   VerbsSection s;
   s.options.tests = {"write_bw"};
   VerbsLocate l;
+  l.figure = "write_bw: Gb/s, the slower way";
+  l.slow_below = 0.85;
   l.rounds = 7;
   l.nodes = 1024;
   l.rails = 8;
@@ -689,6 +691,7 @@ TEST(VerbsRules, LocateFaultsFailUnsettledSuspectsAreNotProvenAndTheReportSaysWh
   EXPECT_EQ(faults[0].verdict, Verdict::fail);
   EXPECT_EQ(faults[0].subject.text(), "node0017");
   EXPECT_NE(faults[0].hint.find("0.68 of the typical pair"), std::string::npos);
+  EXPECT_EQ(faults[0].rule.rfind("a test under 0.85 of its rail's healthy rate is slow; ", 0), 0u) << faults[0].rule;
   const auto unsettled = with_id(f, "verbs_locate_unresolved");
   ASSERT_EQ(unsettled.size(), 1u);
   EXPECT_EQ(unsettled[0].verdict, Verdict::not_proven);
@@ -696,12 +699,14 @@ TEST(VerbsRules, LocateFaultsFailUnsettledSuspectsAreNotProvenAndTheReportSaysWh
   EXPECT_FALSE(j.contains("matrix")) << "no square matrix of 8 192 endpoints";
   EXPECT_EQ(j["locate"]["faults"][0]["hosts"][0], "node0017");
   EXPECT_EQ(j.get<VerbsSection>().locate->pairs_tested, 4300u) << "read back";
+  EXPECT_EQ(j["locate"]["slow_below"], 0.85);
   Report report;
   report.verbs = s;
   const auto md = render_markdown(report);
   EXPECT_NE(md.find("## Verbs: locate"), std::string::npos) << md;
   EXPECT_NE(md.find("- node0017: slow with every partner"), std::string::npos) << md;
   EXPECT_NE(md.find("pairs tested: 4300 of 4190208 (0.1%)"), std::string::npos) << md;
+  EXPECT_NE(md.find("compared by write_bw: Gb/s, the slower way, slow under 0.85 of the rail's healthy rate; 7 round(s)"), std::string::npos) << md;
   EXPECT_NE(render_html(report).find("not settled: node0300 on rail 2"), std::string::npos);
   s.locate->faults.clear();
   s.locate->unresolved.clear();

@@ -93,7 +93,8 @@ class Communicator {
     const ncclResult_t r = watched("ncclCommInitRankConfig", [&] { return nccl_->CommInitRankConfig(&comm_, ranks, id, rank, &config); });
     if (r != ncclSuccess && r != ncclInProgress) {
       comm_ = nullptr;
-      nccl_failure(fmt::format("ncclCommInitRankConfig: {}", nccl_->GetErrorString(r)));
+      // NCCL's last WARN says why ("Duplicate GPU detected ..."); its result code only "invalid usage".
+      nccl_failure(fmt::format("ncclCommInitRankConfig: {} ({})", nccl_->GetErrorString(r), nccl_->GetLastError(nullptr)));
     }
     settle("ncclCommInitRankConfig");  // at once on a blocking one (NCCL_COMM_BLOCKING=0 may override)
     blocking_ = blocking;

@@ -43,5 +43,8 @@ check "fabricproof runs from the bundle as an MPI singleton (inventory, MPI swee
 check "its report has the inventory and a full sweep" \
   jq -e '([.phases[] | select(.name == "inventory" or .name == "collectives") | .verdict] | all(. == "pass" or . == "warn"))
          and (.collectives.results[0].status == "ok") and (.collectives.results[0].rows | length) == 14' "$work/run/report.json"
+# The device tool carries the repository and the bundle together, 64 MiB at most: unstripped, the
+# bundle was 66 MB (2026-12-06), its binaries 53 of it.
+check "the bundle is under 48 MiB, leaving room for the repository" test "$(du -sb "$bundle" | cut -f1)" -lt $((48 * 1024 * 1024))
 check "the NCCL library test runs from the bundle (by its path, as gpu-check runs it)" with_bundle "$bundle/bin/fabricproof_nccl_library_tests"
 [ $failures -eq 0 ] && echo "all checks passed" || { echo "$failures check(s) failed"; exit 1; }

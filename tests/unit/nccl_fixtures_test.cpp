@@ -186,6 +186,24 @@ TEST(NcclFixtures, RealAllReducePerfOutputFromAnH200) {
   EXPECT_EQ(t.out_of_bounds, 0);
 }
 
+// The same version's output on an H100 (scripts/gpu-check, 2026-12-06): "1515.0" has one decimal
+// where the H200's figures had two, and the in-place no-op's algbw is a plain "884284".
+TEST(NcclFixtures, RealAllReducePerfOutputFromAnH100) {
+  const auto f = nccl::parse_files({test::fixture("gpu/2026-12-06-NVIDIA-H100-80GB-HBM3/all_reduce_perf.txt").string()});
+  ASSERT_TRUE(f.nccl_tests);
+  const auto& t = *f.nccl_tests;
+  EXPECT_EQ(t.nranks, 1);
+  ASSERT_EQ(t.rows.size(), 28u);
+  EXPECT_EQ(t.rows_dropped, 0u);
+  EXPECT_EQ(t.rows.front().size, 8u);
+  EXPECT_DOUBLE_EQ(t.rows.front().out_of_place.time_us, 6.16);
+  EXPECT_EQ(t.rows.back().size, 1073741824u);
+  EXPECT_DOUBLE_EQ(t.rows.back().out_of_place.time_us, 708.75);
+  EXPECT_DOUBLE_EQ(t.rows.back().out_of_place.algbw_GBps, 1515.0);
+  EXPECT_DOUBLE_EQ(t.rows.back().in_place.algbw_GBps, 884284);
+  EXPECT_EQ(t.out_of_bounds, 0);
+}
+
 TEST(NcclFixtures, NcclTestsTableWithInfoLinesInside) {
   const auto f = nccl::parse_files({fixture("nccl-tests-allreduce.log")});
   ASSERT_TRUE(f.nccl_tests);

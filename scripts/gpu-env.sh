@@ -4,15 +4,17 @@
 # Sets bin, tests, nccl_tests_src, nccl_lib (empty when none is found), launch(), build_nccl_tests().
 # Runs from gpu-bundle/ when it is there (scripts/gpu-bundle: the lent GPU machine has none of this
 # suite's run-time packages, and a 1-rank run is then an MPI singleton), else from the build tree
-# with mpirun. NCCL is the machine's own.
+# with mpirun (FABRICPROOF_BUILD_DIR names another build tree, and is used even beside a bundle).
+# NCCL is the machine's own.
 gpu_env_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-if [ -f "$gpu_env_repo/gpu-bundle/env.sh" ]; then
+if [ -z "${FABRICPROOF_BUILD_DIR:-}" ] && [ -f "$gpu_env_repo/gpu-bundle/env.sh" ]; then
   . "$gpu_env_repo/gpu-bundle/env.sh"
   bin=$gpu_env_repo/gpu-bundle/bin tests=$gpu_env_repo/gpu-bundle/bin nccl_tests_src=$gpu_env_repo/gpu-bundle/nccl-tests
   launch() { "$@"; }  # an MPI singleton (env.sh: ess_singleton_isolated)
 else
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  bin=$gpu_env_repo/build tests=$gpu_env_repo/build/tests nccl_tests_src=$gpu_env_repo/../shared/reference/nccl-tests
+  bin=${FABRICPROOF_BUILD_DIR:-$gpu_env_repo/build}
+  tests=$bin/tests nccl_tests_src=$gpu_env_repo/../shared/reference/nccl-tests
   launch() { mpirun -np 1 "$@"; }  # local ranks inherit mpirun's environment
 fi
 # The machine's NCCL: the first libnccl.so.2 found, as fabricproof's loader and nccl-tests use it.

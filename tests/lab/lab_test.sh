@@ -25,7 +25,7 @@ verbs_args=("${verbs_base[@]}" --verbs-lat-iterations 200)
 # The collective sweeps (MPI over the management network) stay small, one timed call a size:
 # correctness and the 1 -> 2 -> 4 node structure are what the lab shows; the fault steps leave them out.
 coll_args=(--collective-engine mpi --max-bytes 256K --iters 1 --warmup 0)
-fault_phases=(--phases inventory,verbs)
+fault_phases=(--phases "inventory,verbs")
 # What the lab is (specs/lab-soft-roce.json): 4 nodes, one RoCE rxe device each at MTU 4096, no
 # GPU (NCCL and GPUDirect waived), latency outliers failing. The guests see the repository at the
 # same path (9p), so rank 0 reads it there.
@@ -198,7 +198,8 @@ precheck() {
 step_up() {
   "$lab" down >/dev/null 2>&1 || true
   rm -rf "${work:?}"/*  # a report here is then one of this lab (baseline() relies on it)
-  local start=$(date +%s)
+  local start
+  start=$(date +%s)
   "$lab" up --nodes "$nodes" || { fail "lab up --nodes $nodes"; finish; }
   pass "lab up: $nodes nodes in $(( $(date +%s) - start )) s"
   # The guests' memory barriers must reach the host CPU, or a virtio ring can stall (see SMP in
@@ -343,7 +344,7 @@ step_collectives() {
 step_uplink() {
   local targets="storage:5201" i link=0.01 storage=0.05
   for i in $(seq 2 "$nodes"); do targets+=",storage:$((5200 + i))"; done
-  local args=(--phases inventory,uplink --uplink-target "$targets" --uplink-seconds 4 --uplink-flows 16 --uplink-need 0.04)
+  local args=(--phases "inventory,uplink" --uplink-target "$targets" --uplink-seconds 4 --uplink-flows 16 --uplink-need 0.04)
   # The same run has the job's control path over the data fabric: mpirun's own TCP (and so its
   # address, which the ranks route back to) on eth1, the NIC under rxe0. A warning on every node,
   # naming eth1, and a warning only: the run still exits 0. (In this run, not one of its own: each

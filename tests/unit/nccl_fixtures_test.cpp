@@ -170,38 +170,34 @@ TEST(NcclFixtures, TwoRanksOnOneGpuFailBeforeConnectingAndTheHintSaysSo) {
   EXPECT_EQ(duplicate, 2);
 }
 
-// nccl-tests 2.19.6's own output on an H200 (scripts/gpu-check): every row, 8 B .. 1 GiB, read;
-// its in-place algbw of a 1-rank no-op is printed as "3e+06".
-TEST(NcclFixtures, RealAllReducePerfOutputFromAnH200) {
-  const auto f = nccl::parse_files({test::fixture("gpu/2026-12-04-NVIDIA-H200/all_reduce_perf.txt").string()});
-  ASSERT_TRUE(f.nccl_tests);
-  const auto& t = *f.nccl_tests;
-  EXPECT_EQ(t.nranks, 1);
-  ASSERT_EQ(t.rows.size(), 28u);
-  EXPECT_EQ(t.rows_dropped, 0u);
-  EXPECT_EQ(t.rows.front().size, 8u);
-  EXPECT_EQ(t.rows.back().size, 1073741824u);
-  EXPECT_DOUBLE_EQ(t.rows.back().out_of_place.algbw_GBps, 2123.6);
-  EXPECT_DOUBLE_EQ(t.rows.back().in_place.algbw_GBps, 3e6);
-  EXPECT_EQ(t.out_of_bounds, 0);
-}
+// nccl-tests 2.19.6's own output (scripts/gpu-check), one rank: every row, 8 B .. 1 GiB, read,
+// the in-place algbw of a 1-rank no-op too, printed as "3e+06" on the H200 and "884284" on the H100.
+struct AllReducePerfFixture {
+  const char* path;
+  double first_time_us, last_time_us, last_algbw, last_in_place_algbw;
+};
 
-// The same version's output on an H100 (scripts/gpu-check, 2026-12-06): "1515.0" has one decimal
-// where the H200's figures had two, and the in-place no-op's algbw is a plain "884284".
-TEST(NcclFixtures, RealAllReducePerfOutputFromAnH100) {
-  const auto f = nccl::parse_files({test::fixture("gpu/2026-12-06-NVIDIA-H100-80GB-HBM3/all_reduce_perf.txt").string()});
-  ASSERT_TRUE(f.nccl_tests);
-  const auto& t = *f.nccl_tests;
-  EXPECT_EQ(t.nranks, 1);
-  ASSERT_EQ(t.rows.size(), 28u);
-  EXPECT_EQ(t.rows_dropped, 0u);
-  EXPECT_EQ(t.rows.front().size, 8u);
-  EXPECT_DOUBLE_EQ(t.rows.front().out_of_place.time_us, 6.16);
-  EXPECT_EQ(t.rows.back().size, 1073741824u);
-  EXPECT_DOUBLE_EQ(t.rows.back().out_of_place.time_us, 708.75);
-  EXPECT_DOUBLE_EQ(t.rows.back().out_of_place.algbw_GBps, 1515.0);
-  EXPECT_DOUBLE_EQ(t.rows.back().in_place.algbw_GBps, 884284);
-  EXPECT_EQ(t.out_of_bounds, 0);
+TEST(NcclFixtures, RealAllReducePerfOutputFromAnH200AndAnH100) {
+  const AllReducePerfFixture fixtures[] = {
+      {"gpu/2026-12-04-NVIDIA-H200/all_reduce_perf.txt", 4.19, 505.62, 2123.6, 3e6},
+      {"gpu/2026-12-06-NVIDIA-H100-80GB-HBM3/all_reduce_perf.txt", 6.16, 708.75, 1515.0, 884284},
+  };
+  for (const auto& fx : fixtures) {
+    SCOPED_TRACE(fx.path);
+    const auto f = nccl::parse_files({test::fixture(fx.path).string()});
+    ASSERT_TRUE(f.nccl_tests);
+    const auto& t = *f.nccl_tests;
+    EXPECT_EQ(t.nranks, 1);
+    ASSERT_EQ(t.rows.size(), 28u);
+    EXPECT_EQ(t.rows_dropped, 0u);
+    EXPECT_EQ(t.rows.front().size, 8u);
+    EXPECT_DOUBLE_EQ(t.rows.front().out_of_place.time_us, fx.first_time_us);
+    EXPECT_EQ(t.rows.back().size, 1073741824u);
+    EXPECT_DOUBLE_EQ(t.rows.back().out_of_place.time_us, fx.last_time_us);
+    EXPECT_DOUBLE_EQ(t.rows.back().out_of_place.algbw_GBps, fx.last_algbw);
+    EXPECT_DOUBLE_EQ(t.rows.back().in_place.algbw_GBps, fx.last_in_place_algbw);
+    EXPECT_EQ(t.out_of_bounds, 0);
+  }
 }
 
 TEST(NcclFixtures, NcclTestsTableWithInfoLinesInside) {

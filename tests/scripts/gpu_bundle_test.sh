@@ -47,4 +47,21 @@ check "its report has the inventory and a full sweep" \
 # bundle was 66 MB (2026-12-06), its binaries 53 of it.
 check "the bundle is under 48 MiB, leaving room for the repository" test "$(du -sb "$bundle" | cut -f1)" -lt $((48 * 1024 * 1024))
 check "the NCCL library test runs from the bundle (by its path, as gpu-check runs it)" with_bundle "$bundle/bin/fabricproof_nccl_library_tests"
+
+# nccl-tests' all_reduce_perf, built as gpu-check builds it on the GPU machine (MPI=1 against the
+# bundle's mpi.h and libmpi, this machine's Open MPI hidden), then started as gpu-check starts it:
+# one rank (an MPI singleton) and two under the bundle's mpirun. Each must get past MPI_Init to
+# nccl-tests' header ("# nThread 1 nGpus 1"); without a GPU it ends at CUDA after that.
+# in_gpu_env SNIPPET ARG...: SNIPPET (its arguments in "$1"...) where gpu-check runs, after gpu-env.sh.
+in_gpu_env() {
+  hidden env FABRICPROOF_GPU_BUNDLE="$bundle" bash -c 'repo=$1 snippet=$2; shift 2; . "$repo/scripts/gpu-env.sh"; eval "$snippet"' _ "$repo" "$@"
+}
+perf=$work/nccl-tests/build/all_reduce_perf
+check "nccl-tests' all_reduce_perf builds against the bundle's Open MPI (MPI=1)" \
+  in_gpu_env 'build_nccl_tests "$1" "$2" || { tail -20 "$2"; false; }' "$work/nccl-tests" "$work/nccl-tests-make.txt"
+check "it loads the bundle's libmpi" in_gpu_env 'ldd "$1" | grep -F "$2/lib/libmpi.so"' "$perf" "$bundle"
+for ranks in 1 2; do
+  check "it starts as $ranks rank(s) from the bundle and gets past MPI_Init" \
+    in_gpu_env 'launch_ranks "$1" "$2" -b 8 -e 8 -g 1 >"$3" 2>&1; cat "$3"; grep -q "^# nThread 1 nGpus 1 " "$3"' "$ranks" "$perf" "$work/perf-$ranks.txt"
+done
 [ $failures -eq 0 ] && echo "all checks passed" || { echo "$failures check(s) failed"; exit 1; }

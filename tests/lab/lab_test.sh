@@ -624,12 +624,12 @@ step_lost_nodes() {
   "$lab" fault node3 clear
 
   # node1 frozen: mpirun, the wrapper and rank 0 with it, so nothing on node1 can finish the report.
-  # The run's ssh from the host gives up after 60 s of silence, and the lab (the job's outside, as a
-  # scheduler would be) finalises the report naming node1. Bound: 60 s + 15 s (the check that node1
+  # The run's ssh from the host gives up after 30 s of silence, and the lab (the job's outside, as a
+  # scheduler would be) finalises the report naming node1. Bound: 30 s + 15 s (the check that node1
   # does not answer) + 30 s.
   accept lost-node1-hang 2 --fault-at "round 2 of 6" node1:hang -- "${fault_phases[@]}" "${verbs_args[@]}" --verbs-timeout 5 --verbs-tests write_bw
   took=$(since_fault lost-node1-hang)
-  [ "$took" -le $((60 + 15 + 30)) ] && pass "node1 hang: the run ended ${took} s after the fault" || fail "node1 hang: ended ${took} s after the fault (bound 105 s)"
+  [ "$took" -le $((30 + 15 + 30)) ] && pass "node1 hang: the run ended ${took} s after the fault" || fail "node1 hang: ended ${took} s after the fault (bound 75 s)"
   expect "the report is final, verdict error, naming node1 as lost" \
     ".verdict == \"error\" and (has(\"in_flight\") | not) and ([.findings[] | select(.id == \"node_lost\") | .measured.host] == [\"node1\"])" "$r"
   expect "the step in flight is named: a round of the verbs phase" "[.findings[] | select(.id == \"run_incomplete\") | .measured.in_flight | test(\"^verbs: round [2-6] of 6\")] == [true]" "$r"
@@ -651,7 +651,7 @@ step_lost_nodes() {
   accept lost-node1-kill 2 --hosts node1,node2 --fault-at "verbs: starting" node1:kill -- "${fault_phases[@]}" "${verbs_args[@]}" \
     --verbs-timeout 5 --verbs-tests write_bw
   took=$(since_fault lost-node1-kill)
-  [ "$took" -le $((60 + 15 + 30)) ] && pass "node1 kill: the run ended ${took} s after the fault" || fail "node1 kill: ended ${took} s after the fault (bound 105 s)"
+  [ "$took" -le $((30 + 15 + 30)) ] && pass "node1 kill: the run ended ${took} s after the fault" || fail "node1 kill: ended ${took} s after the fault (bound 75 s)"
   expect "the report is final, verdict error, naming node1 as lost" \
     ".verdict == \"error\" and (has(\"in_flight\") | not) and ([.findings[] | select(.id == \"node_lost\") | .measured.host] == [\"node1\"])" "$r"
   finish

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 namespace fabricproof::gpu {
 namespace {
@@ -18,7 +20,6 @@ std::string format_uuid(const cudaUUID_t& uuid) {
   return fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}", b[0], b[1],
                      b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
-
 
 }  // namespace
 
@@ -44,36 +45,98 @@ std::optional<bool> dmabuf_supported(int ordinal) {
   return value != 0;
 }
 
-// GPU board serials from NVML (the CUDA runtime has UUIDs but no serials). NVML is opened at run
-// time, as NCCL does, so the binary needs no NVML at build or run time; the ABI used here is the
-// stable C one (nvmlInit_v2, nvmlDeviceGetHandleByPciBusId_v2, nvmlDeviceGetSerial, nvmlShutdown).
-static void add_gpu_serials(NodeFacts& node) {
-  void* nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!nvml) {
-    node.absent.push_back({"gpu_serials", std::string("libnvidia-ml.so.1 not loadable: ") + dlerror()});
-    return;
+namespace {
+
+// NVML, opened at run time as NCCL does, so the binary needs no NVML at build or run time. The ABI
+// used is NVML's stable C one, its enums as nvml.h numbers them; a symbol an old driver lacks
+// stays null and its facts unread.
+struct Nvml {
+  void* library = nullptr;
+  int (*init)() = nullptr;
+  int (*shutdown)() = nullptr;
+  int (*by_pci)(const char*, void**) = nullptr;
+  int (*serial)(void*, char*, unsigned) = nullptr;
+  int (*ecc_mode)(void*, int*, int*) = nullptr;                               // nvmlEnableState_t current, pending
+  int (*ecc_errors)(void*, int, int, unsigned long long*) = nullptr;          // error type, counter type
+  int (*remapped_rows)(void*, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;  // corr, unc, pending, failed
+  int (*pages_pending)(void*, int*) = nullptr;                                // nvmlEnableState_t
+};
+constexpr int kNvmlSuccess = 0;
+constexpr int kUncorrected = 1;                  // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+constexpr int kVolatile = 0, kAggregate = 1;     // NVML_VOLATILE_ECC, NVML_AGGREGATE_ECC
+
+template <typename F>
+void bind(void* library, F& function, const char* name) {
+  function = reinterpret_cast<F>(dlsym(library, name));
+}
+
+// Loaded and initialised, or the reason it is not.
+std::optional<std::string> open_nvml(Nvml& nvml) {
+  nvml.library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!nvml.library) return std::string("libnvidia-ml.so.1 not loadable: ") + dlerror();
+  bind(nvml.library, nvml.init, "nvmlInit_v2");
+  bind(nvml.library, nvml.shutdown, "nvmlShutdown");
+  bind(nvml.library, nvml.by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
+  bind(nvml.library, nvml.serial, "nvmlDeviceGetSerial");
+  bind(nvml.library, nvml.ecc_mode, "nvmlDeviceGetEccMode");
+  bind(nvml.library, nvml.ecc_errors, "nvmlDeviceGetTotalEccErrors");
+  bind(nvml.library, nvml.remapped_rows, "nvmlDeviceGetRemappedRows");
+  bind(nvml.library, nvml.pages_pending, "nvmlDeviceGetRetiredPagesPendingStatus");
+  if (!nvml.init || !nvml.by_pci || !nvml.shutdown || nvml.init() != kNvmlSuccess) {
+    dlclose(nvml.library);
+    return std::string("NVML did not initialise (nvmlInit_v2)");
   }
-  using Init = int (*)();
-  using ByPci = int (*)(const char*, void**);
-  using Serial = int (*)(void*, char*, unsigned);
-  auto init = reinterpret_cast<Init>(dlsym(nvml, "nvmlInit_v2"));
-  auto by_pci = reinterpret_cast<ByPci>(dlsym(nvml, "nvmlDeviceGetHandleByPciBusId_v2"));
-  auto serial = reinterpret_cast<Serial>(dlsym(nvml, "nvmlDeviceGetSerial"));
-  auto shutdown = reinterpret_cast<Init>(dlsym(nvml, "nvmlShutdown"));
-  if (!init || !by_pci || !serial || !shutdown || init() != 0) {
-    node.absent.push_back({"gpu_serials", "NVML did not initialise (nvmlInit_v2)"});
-    dlclose(nvml);
+  return std::nullopt;
+}
+
+// What the board reports of its memory; each call answers NOT_SUPPORTED where the board lacks it.
+void read_memory_health(const Nvml& nvml, void* device, GpuMemoryHealth& h) {
+  int current = 0, pending = 0;
+  if (nvml.ecc_mode && nvml.ecc_mode(device, &current, &pending) == kNvmlSuccess) {
+    h.ecc_enabled = current != 0;
+    h.ecc_enabled_after_reboot = pending != 0;
+  }
+  unsigned long long count = 0;
+  if (nvml.ecc_errors && nvml.ecc_errors(device, kUncorrected, kVolatile, &count) == kNvmlSuccess) h.uncorrected_since_driver_load = count;
+  if (nvml.ecc_errors && nvml.ecc_errors(device, kUncorrected, kAggregate, &count) == kNvmlSuccess) h.uncorrected_lifetime = count;
+  unsigned correctable = 0, uncorrectable = 0, remap_pending = 0, remap_failed = 0;
+  if (nvml.remapped_rows && nvml.remapped_rows(device, &correctable, &uncorrectable, &remap_pending, &remap_failed) == kNvmlSuccess) {
+    h.rows_remapped_correctable = correctable;
+    h.rows_remapped_uncorrectable = uncorrectable;
+    h.row_remap_pending = remap_pending != 0;
+    h.row_remap_failed = remap_failed != 0;
+  }
+  int pages = 0;
+  if (nvml.pages_pending && nvml.pages_pending(device, &pages) == kNvmlSuccess) h.page_retirement_pending = pages != 0;
+  if (!h.uncorrected_since_driver_load && !h.row_remap_pending && !h.page_retirement_pending)
+    h.unread = "NVML reports no ECC error count, row remapping or page retirement for this GPU";
+}
+
+// Board serials (the CUDA runtime has UUIDs but no serials) and memory health, from NVML.
+void add_nvml_facts(NodeFacts& node) {
+  Nvml nvml;
+  if (auto why = open_nvml(nvml)) {
+    node.absent.push_back({"gpu_serials", *why});
+    for (auto& g : node.gpus) g.memory_health.unread = *why;
     return;
   }
   for (auto& g : node.gpus) {
     void* device = nullptr;
+    if (nvml.by_pci(g.pci.c_str(), &device) != kNvmlSuccess) {
+      g.memory_health.unread = "nvmlDeviceGetHandleByPciBusId_v2(" + g.pci + ") failed";
+      node.absent.push_back({"gpu_serial " + g.pci, g.memory_health.unread});
+      continue;
+    }
     char text[64] = {};  // NVML_DEVICE_SERIAL_BUFFER_SIZE is 30
-    if (by_pci(g.pci.c_str(), &device) == 0 && serial(device, text, sizeof text) == 0) g.serial = text;
+    if (nvml.serial && nvml.serial(device, text, sizeof text) == kNvmlSuccess) g.serial = text;
     else node.absent.push_back({"gpu_serial " + g.pci, "nvmlDeviceGetSerial failed (GeForce boards have no serial)"});
+    read_memory_health(nvml, device, g.memory_health);
   }
-  shutdown();
-  dlclose(nvml);
+  nvml.shutdown();
+  dlclose(nvml.library);
 }
+
+}  // namespace
 
 void augment_with_cuda(NodeFacts& node, RankFacts& rank) {
   int runtime = 0;
@@ -109,7 +172,7 @@ void augment_with_cuda(NodeFacts& node, RankFacts& rank) {
   }
   std::erase_if(node.absent, [](const Absence& a) { return a.what == "gpus"; });
   std::sort(node.gpus.begin(), node.gpus.end(), [](const GpuFacts& a, const GpuFacts& b) { return a.index.value_or(1 << 20) < b.index.value_or(1 << 20); });
-  if (rank.local_rank == 0) add_gpu_serials(node);  // once per node, like the HCA VPD
+  if (rank.local_rank == 0) add_nvml_facts(node);  // once per node, like the HCA VPD
   rank.gpu = rank.local_rank % count;
   for (const auto& g : node.gpus)
     if (g.index == rank.gpu) rank.gpu_uuid = g.uuid;

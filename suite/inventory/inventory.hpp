@@ -113,6 +113,22 @@ struct RdmaDevice {
   std::vector<PortFacts> ports;
 };
 
+// A GPU's memory health from NVML, as `nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT` shows it;
+// null where NVML is absent or the board does not report it (no ECC on GeForce, row remapping from
+// Ampere on, page retirement before it).
+struct GpuMemoryHealth {
+  std::optional<bool> ecc_enabled;                      // nvmlDeviceGetEccMode, the current mode
+  std::optional<bool> ecc_enabled_after_reboot;         // its pending mode
+  std::optional<uint64_t> uncorrected_since_driver_load;  // nvmlDeviceGetTotalEccErrors, volatile
+  std::optional<uint64_t> uncorrected_lifetime;           // aggregate, kept in the board's infoROM
+  std::optional<unsigned> rows_remapped_correctable;    // nvmlDeviceGetRemappedRows
+  std::optional<unsigned> rows_remapped_uncorrectable;
+  std::optional<bool> row_remap_pending;                // applied at the next GPU reset
+  std::optional<bool> row_remap_failed;                 // a bank ran out of spare rows
+  std::optional<bool> page_retirement_pending;          // nvmlDeviceGetRetiredPagesPendingStatus
+  std::string unread;                                   // why no error, remap or retirement figure was read
+};
+
 struct GpuFacts {
   std::optional<int> index;  // CUDA device ordinal, null when only seen on the PCI bus
   std::string name;
@@ -125,6 +141,7 @@ struct GpuFacts {
   std::string driver;  // PCI driver bound ("nvidia", empty when none)
   PcieLink pcie;
   std::optional<bool> dmabuf_supported;  // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+  GpuMemoryHealth memory_health;
 };
 
 struct KernelModule {
@@ -229,8 +246,11 @@ FABRICPROOF_JSON(PortFacts, port, state, phys_state, width_code, speed_code, wid
                  roce_v2_gid_index, netdev, netdev_mtu, netdev_operstate, qos, counters, neighbour)
 FABRICPROOF_JSON(RdmaDevice, name, hca_type, board_id, fw_ver, node_guid, sys_image_guid, board_name, part_number, serial_number, pci,
                  parent, driver, numa_node, pcie, dmabuf_supported, dmabuf_detail, ports)
+FABRICPROOF_JSON(GpuMemoryHealth, ecc_enabled, ecc_enabled_after_reboot, uncorrected_since_driver_load, uncorrected_lifetime,
+                 rows_remapped_correctable, rows_remapped_uncorrectable, row_remap_pending, row_remap_failed,
+                 page_retirement_pending, unread)
 FABRICPROOF_JSON(GpuFacts, index, name, uuid, serial, pci, numa_node, memory_bytes, compute_capability,
-                 driver, pcie, dmabuf_supported)
+                 driver, pcie, dmabuf_supported, memory_health)
 FABRICPROOF_JSON(KernelModule, loaded, version, path, flavor, taint)
 FABRICPROOF_JSON(SoftwareFacts, os, kernel, mlx5_core, ofed_version, libibverbs_version,
                  rdma_core_version, nvidia_driver, cuda_driver, cuda_runtime, nccl, open_mpi,

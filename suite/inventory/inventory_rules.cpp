@@ -12,6 +12,7 @@
 
 #include "inventory/consistency.hpp"
 #include "inventory/control_path_rules.hpp"
+#include "inventory/gpu_memory_rules.hpp"
 #include "inventory/lossless_rules.hpp"
 #include "inventory/nccl_env_rules.hpp"
 #include "inventory/topology_rules.hpp"
@@ -304,6 +305,7 @@ std::vector<Finding> check_node_health(const ClusterFacts& cluster, const Profil
                  profile.pcie.gpu_width_downtrained, profile.pcie.gpu_speed_downtrained,
                  "GPUs lower their link speed when idle: re-check under load (nvidia-smi -q -d PCIE). ", out);
     }
+    check_gpu_memory(node, out);
     check_gpudirect_driver(node, profile, out);
     check_clock(node, profile, out);
   }

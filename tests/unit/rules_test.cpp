@@ -289,6 +289,106 @@ TEST(Counts, OneRankPerGpu) {
   EXPECT_NE(f[0].hint.find("Duplicate GPU detected"), std::string::npos) << "what NCCL then says: " << f[0].hint;
 }
 
+// What an H100 with healthy memory reports (nvidia-smi -q -d ECC,ROW_REMAPPER).
+GpuMemoryHealth healthy_memory() {
+  GpuMemoryHealth h;
+  h.ecc_enabled = true;
+  h.ecc_enabled_after_reboot = true;
+  h.uncorrected_since_driver_load = 0;
+  h.uncorrected_lifetime = 0;
+  h.rows_remapped_correctable = 0;
+  h.rows_remapped_uncorrectable = 0;
+  h.row_remap_pending = false;
+  h.row_remap_failed = false;
+  return h;
+}
+
+TEST(GpuMemory, HealthyMemoryWithEccOnPasses) {
+  auto c = gpu_and_hca_node();
+  c.nodes[0].gpus[0].memory_health = healthy_memory();
+  auto f = judge(c);
+  auto health = with_id_and_subject(f, "gpu_memory_health", "n1/gpu0");
+  ASSERT_EQ(health.size(), 1u);
+  EXPECT_EQ(health[0].verdict, Verdict::pass);
+  EXPECT_EQ(health[0].measured["row_remap_pending"], false);
+  ASSERT_EQ(with_id(f, "gpu_ecc").size(), 1u);
+  EXPECT_EQ(with_id(f, "gpu_ecc")[0].verdict, Verdict::pass);
+}
+
+TEST(GpuMemory, EachProblemFailsNamingItAndTheFailedRemapComesFirst) {
+  struct Case {
+    const char* what;
+    void (*set)(GpuMemoryHealth&);
+    const char* measured;
+    const char* hint;
+  };
+  const std::vector<Case> cases = {
+      {"pending remap", [](GpuMemoryHealth& h) { h.row_remap_pending = true; }, "a row remap is pending", "nvidia-smi -r"},
+      {"failed remap", [](GpuMemoryHealth& h) { h.row_remap_failed = true; h.row_remap_pending = true; },
+       "row remapping failed; a row remap is pending", "RMA"},
+      {"uncorrected errors", [](GpuMemoryHealth& h) { h.uncorrected_since_driver_load = 2; },
+       "2 uncorrectable ECC error(s) since the driver loaded", "Xid 48"},
+      {"pending page retirement", [](GpuMemoryHealth& h) { h.page_retirement_pending = true; }, "a page retirement is pending", "reboot"},
+  };
+  ASSERT_FALSE(cases.empty());
+  for (const auto& k : cases) {
+    auto c = gpu_and_hca_node();
+    c.nodes[0].gpus[0].memory_health = healthy_memory();
+    k.set(c.nodes[0].gpus[0].memory_health);
+    auto f = with_id(judge(c), "gpu_memory_health");
+    ASSERT_EQ(f.size(), 1u) << k.what;
+    EXPECT_EQ(f[0].verdict, Verdict::fail) << k.what;
+    EXPECT_EQ(f[0].measured, k.measured) << k.what;
+    EXPECT_NE(f[0].hint.find(k.hint), std::string::npos) << k.what << ": " << f[0].hint;
+  }
+}
+
+TEST(GpuMemory, NotReadIsNotProvenNeverHealthy) {
+  auto c = gpu_and_hca_node();  // as a report from before the check: nothing read, no reason
+  auto f = with_id(judge(c), "gpu_memory_health");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::not_proven);
+  EXPECT_EQ(f[0].measured, "not read");
+  EXPECT_TRUE(with_id(judge(c), "gpu_ecc").empty()) << "no ECC mode read, no ECC finding";
+  c.nodes[0].gpus[0].memory_health.unread = "libnvidia-ml.so.1 not loadable: no such file";
+  c.nodes[0].gpus[0].memory_health.ecc_enabled = true;  // the mode alone says nothing of errors
+  f = with_id(judge(c), "gpu_memory_health");
+  EXPECT_EQ(f[0].verdict, Verdict::not_proven);
+  EXPECT_EQ(f[0].measured, "libnvidia-ml.so.1 not loadable: no such file");
+}
+
+TEST(GpuMemory, EccOffOrSwitchedOffAtTheNextRebootWarns) {
+  auto c = gpu_and_hca_node();
+  c.nodes[0].gpus[0].memory_health = healthy_memory();
+  c.nodes[0].gpus[0].memory_health.ecc_enabled_after_reboot = false;
+  auto f = with_id(judge(c), "gpu_ecc");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].verdict, Verdict::warn);
+  EXPECT_NE(f[0].hint.find("nvidia-smi -e 1"), std::string::npos);
+  c.nodes[0].gpus[0].memory_health.ecc_enabled = false;
+  c.nodes[0].gpus[0].memory_health.ecc_enabled_after_reboot = true;
+  EXPECT_EQ(with_id(judge(c), "gpu_ecc")[0].verdict, Verdict::warn);
+}
+
+TEST(GpuMemory, AGpuCudaCannotSeeIsLeftToGpuVisible) {
+  auto c = gpu_and_hca_node();
+  c.nodes[0].gpus[0].index.reset();
+  EXPECT_TRUE(with_id(judge(c), "gpu_memory_health").empty());
+  EXPECT_EQ(with_id(judge(c), "gpu_visible").size(), 1u);
+}
+
+TEST(GpuMemory, TheHealthRoundTripsThroughTheReportsJson) {
+  GpuFacts g;
+  g.memory_health = healthy_memory();
+  g.memory_health.rows_remapped_correctable = 3;
+  const GpuFacts back = nlohmann::json(g).get<GpuFacts>();
+  EXPECT_EQ(back.memory_health.rows_remapped_correctable, 3u);
+  EXPECT_EQ(back.memory_health.row_remap_pending, false);
+  EXPECT_FALSE(back.memory_health.page_retirement_pending.has_value());
+  const GpuFacts old = nlohmann::json::parse(R"({"index": 0, "name": "NVIDIA H100"})").get<GpuFacts>();
+  EXPECT_FALSE(old.memory_health.row_remap_pending.has_value()) << "a report from before the check reads as not read";
+}
+
 TEST(Clock, OffsetBeyondTheProfileFails) {
   auto c = cluster({node("n1", {}), node("n2", {})});
   c.nodes[1].clock_offset_s = 30.0;

@@ -108,8 +108,7 @@ void read_memory_health(const Nvml& nvml, void* device, GpuMemoryHealth& h) {
   }
   int pages = 0;
   if (nvml.pages_pending && nvml.pages_pending(device, &pages) == kNvmlSuccess) h.page_retirement_pending = pages != 0;
-  if (!h.uncorrected_since_driver_load && !h.row_remap_pending && !h.page_retirement_pending)
-    h.unread = "NVML reports no ECC error count, row remapping or page retirement for this GPU";
+  if (!memory_health_read(h)) h.unread = "NVML reports no ECC error count, row remapping or page retirement for this GPU";
 }
 
 // Board serials (the CUDA runtime has UUIDs but no serials) and memory health, from NVML.

@@ -45,9 +45,7 @@ MemoryProblems memory_problems(const GpuMemoryHealth& h) {
 void check_one_gpu(const std::string& subject, const GpuFacts& g, std::vector<Finding>& out) {
   const GpuMemoryHealth& h = g.memory_health;
   const std::string rule = "no row remap pending or failed, no page retirement pending, no uncorrectable ECC error since the driver loaded";
-  // Read means an answer on errors, remaps or retirements: the ECC mode alone says nothing of them,
-  // and a report from before this check has none (not read is not healthy).
-  if (!h.uncorrected_since_driver_load && !h.row_remap_pending && !h.page_retirement_pending) {
+  if (!memory_health_read(h)) {  // not read is not healthy
     out.push_back(Finding(CheckId::gpu_memory_health, subject, Verdict::not_proven, h.unread.empty() ? "not read" : h.unread,
                           "read from NVML", rule,
                           "Install the NVIDIA driver's NVML (libnvidia-ml.so.1) where the ranks run; nvidia-smi -q -d ROW_REMAPPER,ECC."));

@@ -128,6 +128,11 @@ struct GpuMemoryHealth {
   std::optional<bool> page_retirement_pending;          // nvmlDeviceGetRetiredPagesPendingStatus
   std::string unread;                                   // why no error, remap or retirement figure was read
 };
+// Whether anything was read on errors, remaps or retirements: the ECC mode alone says nothing of
+// them, and a report from before the memory was read has none.
+inline bool memory_health_read(const GpuMemoryHealth& h) {
+  return h.uncorrected_since_driver_load || h.row_remap_pending || h.page_retirement_pending;
+}
 
 struct GpuFacts {
   std::optional<int> index;  // CUDA device ordinal, null when only seen on the PCI bus

@@ -72,7 +72,7 @@ void sleep_until_epoch(double t) {
 }
 
 std::string figure(const UplinkFlows& f) {
-  return f.status == Status::ok ? fmt::format("{:.3g} Gb/s", f.gbps) : "ERROR " + f.reason;
+  return (f.status == Status::ok ? fmt::format("{:.3g} Gb/s", f.gbps) : "ERROR " + f.reason) + busy_retries_note(f);
 }
 
 // Rank 0: the section from every node's results, its findings and the summary line.
@@ -112,8 +112,9 @@ UplinkOutcome judge_on_root(const RunOptions& options, const ClusterFacts& clust
 UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster, const Profile& profile,
                                const std::function<void(const std::string&)>& progress) {
   const UplinkOptions& o = options.uplink;
-  // Each step: two iperf3 runs, each bounded at omit + seconds + 20 s by the engine.
-  const double step_s = 2 * (kOmitTogether + 2 * o.seconds + 20) + o.timeout_s;
+  // Each step: two iperf3 runs, each bounded at omit + seconds + 20 s by the engine, and its waits
+  // for a busy server.
+  const double step_s = 2 * (kOmitTogether + 2 * o.seconds + 20 + uplink::kIperf3BusyWaitS) + o.timeout_s;
   const UplinkAssignments plan = mpi::broadcast_message(session, session.is_root() ? make_uplink_assignments(o, cluster) : UplinkAssignments{},
                                                          mpi::deadline_in(options.timeout_s), "the uplink plan");
 

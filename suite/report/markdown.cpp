@@ -75,12 +75,12 @@ void gpudirect_table(std::string& md, const GpudirectSection& g) {
 
 // A verbs matrix: rows send, columns receive; "x" marks no figure, "!" a cell a failing finding names.
 std::string flows_cell(const UplinkFlows& f) {
-  if (f.status != Status::ok) return cell(to_string(f.status) + (f.reason.empty() ? "" : ": " + f.reason));
+  if (f.status != Status::ok) return cell(to_string(f.status) + (f.reason.empty() ? "" : ": " + f.reason) + busy_retries_note(f));
   std::string text = fmt::format("{:.3f}", f.gbps);
   if (f.per_flow_gbps.size() > 1)
     text += fmt::format(" ({:.3f}-{:.3f} per flow)", *std::min_element(f.per_flow_gbps.begin(), f.per_flow_gbps.end()),
                         *std::max_element(f.per_flow_gbps.begin(), f.per_flow_gbps.end()));
-  return text;
+  return text + busy_retries_note(f);
 }
 
 void uplink_table(std::string& md, const UplinkSection& u) {

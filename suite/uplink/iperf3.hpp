@@ -23,8 +23,14 @@ struct Iperf3Run {
   std::string program = "iperf3";
 };
 
+// A run the server refuses as busy is started again after 0.25, 0.5, 1 and 2 s (3.75 s at most).
+inline constexpr int kIperf3BusyRetries = 4;
+inline constexpr double kIperf3FirstBusyWaitS = 0.25;
+inline constexpr double kIperf3BusyWaitS = kIperf3FirstBusyWaitS * ((1 << kIperf3BusyRetries) - 1);
+
 // Runs the client and waits at most omit + seconds + 20 s (connect, the server's reply); a client that
-// does not end by then is killed and the result is an error saying so. Never throws.
+// does not end by then is killed and the result is an error saying so. A server busy with another
+// test is tried again (above), each run with that bound. Never throws.
 UplinkFlows run_iperf3(const Iperf3Run& run);
 
 // "iperf 3.12 (cJSON 1.7.15)" or "" when the program is not there.

@@ -50,6 +50,10 @@ int uplink_flows_for(const std::optional<int>& requested, const UplinkPath& path
   return std::max(2, 2 * static_cast<int>(path.links.size()));
 }
 
+std::string busy_retries_note(const UplinkFlows& f) {
+  return f.server_busy_retries > 0 ? "; server busy, started again " + std::to_string(f.server_busy_retries) + " time(s)" : "";
+}
+
 UplinkFlows uplink_error(int flows, std::string reason) {
   UplinkFlows f;
   f.flows = flows;

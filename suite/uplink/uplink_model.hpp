@@ -41,6 +41,7 @@ struct UplinkFlows {
   std::vector<double> per_flow_gbps;
   double seconds = 0;
   std::optional<int64_t> retransmits;   // the sender's TCP retransmissions, when iperf3 reports them
+  int server_busy_retries = 0;          // runs started again after the server said it was busy (uplink/iperf3)
   // All nodes together: when the window was on rank 0's clock. The last interval ended as iperf3
   // exited (epoch seconds, the node's clock offset taken out); nullopt when not recorded.
   std::vector<UplinkInterval> intervals;
@@ -90,6 +91,9 @@ struct UplinkSection {
 // that hashing has a chance to use every link of a bond.
 int uplink_flows_for(const std::optional<int>& requested, const UplinkPath& path);
 
+// "; server busy, started again N time(s)" when it was, "" otherwise: for the lines people read.
+std::string busy_retries_note(const UplinkFlows& f);
+
 // A measurement that did not happen, and why.
 UplinkFlows uplink_error(int flows, std::string reason);
 
@@ -100,7 +104,7 @@ UplinkFlows parse_iperf3_json(const std::string& text);
 
 FABRICPROOF_JSON(UplinkTarget, host, port)
 FABRICPROOF_JSON(UplinkInterval, start, end, bytes)
-FABRICPROOF_JSON(UplinkFlows, flows, status, reason, gbps, per_flow_gbps, seconds, retransmits, intervals, ended_at)
+FABRICPROOF_JSON(UplinkFlows, flows, status, reason, gbps, per_flow_gbps, seconds, retransmits, server_busy_retries, intervals, ended_at)
 FABRICPROOF_JSON(UplinkPath, interface, local_address, rdma, link_gbps, links, error)
 FABRICPROOF_JSON(UplinkNode, host, rank, target, path, single, parallel, together)
 FABRICPROOF_JSON(UplinkSection, targets, seconds, flows, need_gbps, need_source, together_skipped, nodes)

@@ -20,6 +20,7 @@ json flows_json(const UplinkFlows& f) {
     j["fastest_flow_gbps"] = *std::max_element(f.per_flow_gbps.begin(), f.per_flow_gbps.end());
   }
   if (f.retransmits) j["retransmits"] = *f.retransmits;
+  if (f.server_busy_retries > 0) j["server_busy_retries"] = f.server_busy_retries;
   return j;
 }
 
@@ -29,7 +30,7 @@ void check_measured(const UplinkNode& n, bool together_ran, std::vector<Finding>
     if (!f || f->status == Status::ok) continue;
     const std::string which = f == &n.single ? "1 flow" : f == &n.parallel ? fmt::format("{} flows", f->flows) : "all nodes together";
     out.push_back(Finding(CheckId::uplink_measured, fmt::format("{} ({}, to {})", n.host, which, n.target), Verdict::error,
-                          {{"status", f->status}, {"reason", f->reason}}, "a measurement", "TCP ingest from the target measured", kServerHint));
+                          {{"status", f->status}, {"reason", f->reason}, {"server_busy_retries", f->server_busy_retries}}, "a measurement", "TCP ingest from the target measured", kServerHint));
   }
 }
 

@@ -2,12 +2,14 @@
 // `iperf3 -s` servers on the loopback (Debian's iperf3; skipped with the reason where it is not
 // installed). Loopback has no link rate and no bond: what is checked is the orchestration, the
 // figures arriving in the report, and each verdict (pass, a need above the uplink, no server).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <thread>
 
 #include "paths.hpp"
 #include "run_helpers.hpp"
+#include "uplink/iperf3.hpp"
 
 namespace fabricproof {
 namespace {
@@ -100,6 +102,40 @@ TEST(UplinkPhase, NoServerIsAnErrorNamingIt) {
     EXPECT_NE(f["measured"]["reason"].get<std::string>().find("Connection refused"), std::string::npos) << f.dump();
   }
   EXPECT_EQ(report["verdict"], "error");
+}
+
+// Another client's test running on the server, from the moment its connection is up.
+std::unique_ptr<Background> busy_server_for(const fs::path& dir, int port, int seconds) {
+  auto client = std::make_unique<Background>(fmt::format("exec iperf3 -c 127.0.0.1 -p {} -t {}", port, seconds), dir / "other-client.log");
+  const std::string up = fmt::format("ss -Htn state established '( dport = :{} )' | grep -q .", port);
+  for (int i = 0; i < 50 && std::system(up.c_str()) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return client;
+}
+
+TEST(UplinkEngine, AServerBusyWithAnotherTestIsTriedAgainAndTheTriesCounted) {
+  if (!have_iperf3()) GTEST_SKIP() << "iperf3 is not installed (apt-get install iperf3)";
+  TempDir tmp("uplink-busy");
+  Iperf3Servers server(tmp.path(), {15214});
+  const auto other = busy_server_for(tmp.path(), 15214, 1);
+  const UplinkFlows f = uplink::run_iperf3({{"127.0.0.1", 15214}, 1, 1, 0, ""});
+  EXPECT_EQ(f.status, Status::ok) << f.reason;
+  EXPECT_GT(f.gbps, 0);
+  EXPECT_GE(f.server_busy_retries, 1) << "the other client's 1 s test was running when this one started";
+  EXPECT_LE(f.server_busy_retries, uplink::kIperf3BusyRetries);
+}
+
+TEST(UplinkEngine, AServerBusyForLongerThanTheRetriesIsAnErrorSayingSo) {
+  if (!have_iperf3()) GTEST_SKIP() << "iperf3 is not installed (apt-get install iperf3)";
+  TempDir tmp("uplink-busy-long");
+  Iperf3Servers server(tmp.path(), {15215});
+  const auto other = busy_server_for(tmp.path(), 15215, 10);
+  const UplinkFlows f = uplink::run_iperf3({{"127.0.0.1", 15215}, 2, 1, 0, ""});
+  EXPECT_EQ(f.status, Status::error);
+  EXPECT_EQ(f.server_busy_retries, uplink::kIperf3BusyRetries);
+  EXPECT_EQ(f.flows, 2);
+  EXPECT_NE(f.reason.find("iperf3: the server is busy running a test"), std::string::npos) << f.reason;
+  EXPECT_NE(f.reason.find("refused as busy 5 times over 3.8 s: is another client testing against this server?"), std::string::npos) << f.reason;
+  EXPECT_EQ(busy_retries_note(f), "; server busy, started again 4 time(s)");
 }
 
 TEST(UplinkPhase, ThePhaseWithoutATargetIsRefused) {

@@ -72,7 +72,8 @@ void sleep_until_epoch(double t) {
 }
 
 std::string figure(const UplinkFlows& f) {
-  return (f.status == Status::ok ? fmt::format("{:.3g} Gb/s", f.gbps) : "ERROR " + f.reason) + busy_retries_note(f);
+  if (f.status == Status::ok) return fmt::format("{:.3g} Gb/s", f.gbps) + busy_retries_note(f);
+  return to_string(f.status) + (f.reason.empty() ? "" : " (" + f.reason + ")") + busy_retries_note(f);
 }
 
 // Rank 0: the section from every node's results, its findings and the summary line.
@@ -93,7 +94,8 @@ UplinkOutcome judge_on_root(const RunOptions& options, const ClusterFacts& clust
     UplinkNode node = **part;
     for (const auto& n : cluster.nodes)
       if (n.host == node.host) node.path.rdma = on_data_fabric(node.path, n);
-    progress(fmt::format("uplink: {} via {}: 1 flow {}; {} flows {}{}", node.host, node.path.interface.empty() ? "?" : node.path.interface,
+    progress(fmt::format("uplink: {} via {}: 1 flow {}; {} flows {}{}", node.host,
+                         node.path.error.empty() ? node.path.interface : "? (" + node.path.error + ")",
                          figure(node.single), node.parallel.flows, figure(node.parallel),
                          s.together_skipped.empty() ? "; together " + figure(node.together) : ""));
     s.nodes.push_back(std::move(node));

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "collectives/collective_model.hpp"
 #include "core/units.hpp"
@@ -24,6 +26,35 @@ std::map<std::string, json> components(const NodeFacts& n) {
   return out;
 }
 
+// What a GPU's memory has used up or lost for good: rows remapped (both kinds) and uncorrectable
+// errors over the board's life. Both only grow on one board; nullopt where not read.
+std::optional<std::pair<uint64_t, uint64_t>> memory_wear(const GpuFacts& g) {
+  const auto& h = g.memory_health;
+  if (!h.rows_remapped_correctable || !h.rows_remapped_uncorrectable || !h.uncorrected_lifetime) return std::nullopt;
+  return std::pair<uint64_t, uint64_t>{uint64_t{*h.rows_remapped_correctable} + *h.rows_remapped_uncorrectable, *h.uncorrected_lifetime};
+}
+
+// The same board (its UUID) in the same slot, read in both runs: growth since the baseline warns.
+// A swapped board's counters are another board's; one not read is gpu_memory_health's to judge.
+void compare_gpu_memory(const NodeFacts& base, const NodeFacts& next, std::vector<Finding>& out) {
+  for (const auto& old_gpu : base.gpus)
+    for (const auto& new_gpu : next.gpus) {
+      if (new_gpu.pci != old_gpu.pci || new_gpu.uuid != old_gpu.uuid || old_gpu.uuid.empty()) continue;
+      const auto before = memory_wear(old_gpu), now = memory_wear(new_gpu);
+      if (!before || !now) continue;
+      const bool grew = now->first > before->first || now->second > before->second;
+      out.push_back({CheckId::compare_gpu_memory, fmt::format("{} GPU {}", next.host, new_gpu.pci), grew ? Verdict::warn : Verdict::pass,
+                     json{{"rows_remapped", {{"baseline", before->first}, {"new", now->first}}},
+                          {"uncorrected_lifetime", {{"baseline", before->second}, {"new", now->second}}}},
+                     json{{"grown_since_baseline", false}},
+                     "compare_gpu_memory: no row remapped and no uncorrectable ECC error on the board since the baseline",
+                     grew ? fmt::format("{} row(s) remapped and {} uncorrectable error(s) since the baseline: watch this board "
+                                        "(nvidia-smi -q -d ROW_REMAPPER,ECC); a failed remap, or rows that keep growing, mean an RMA.",
+                                        now->first - std::min(now->first, before->first), now->second - std::min(now->second, before->second))
+                          : ""});
+    }
+}
+
 void compare_nodes(const Report& base, const Report& next, std::vector<Finding>& out) {
   std::map<std::string, const NodeFacts*> now;
   for (const auto& n : next.nodes) now[n.host] = &n;
@@ -33,6 +64,7 @@ void compare_nodes(const Report& base, const Report& next, std::vector<Finding>&
                    json{{"present", true}}, "compare_node: every baseline node is in the new report",
                    it == now.end() ? "The node did not take part: check the hostfile and that it is up." : ""});
     if (it == now.end()) continue;
+    compare_gpu_memory(b, *it->second, out);
     const auto old_parts = components(b), new_parts = components(*it->second);
     for (const auto& [slot, old_id] : old_parts) {
       const std::string subject = fmt::format("{} {} {}", b.host, old_id["kind"].get<std::string>(), slot);

@@ -13,6 +13,8 @@ namespace fabricproof {
 // Findings: compare_node (a baseline node missing fails; an added one warns), compare_component
 // (a slot whose HCA or GPU identity changed warns, naming old and new; a missing one fails),
 // compare_verbs (bandwidth down, or p50 latency up, by more than `regression` fails),
+// compare_gpu_memory (a GPU board's remapped rows or lifetime uncorrectable ECC errors grown since
+// the baseline warns; the same board in the same slot, read in both reports),
 // compare_busbw (busbw at sizes >= 1 MiB down by more than `regression` fails).
 std::vector<Finding> compare_reports(const Report& baseline, const Report& next, double regression);
 

@@ -1,5 +1,5 @@
 // `compare` on hand-built pairs of reports: a swapped HCA, a slower pair, a faster one, a missing
-// node, a busbw regression.
+// node, a busbw regression, a GPU's memory worn since the baseline.
 #include <gtest/gtest.h>
 
 #include "collectives/collective_model.hpp"
@@ -102,6 +102,52 @@ TEST(Compare, BusbwRegressionBeyondTheLimitFails) {
   EXPECT_EQ(busbw[0].subject, "nccl allreduce 2 node(s) 8M");
   EXPECT_EQ(busbw[0].verdict, Verdict::fail);
   EXPECT_EQ(with_id(compare_reports(report(190, 40), report(190, 38.5), 0.05), "compare_busbw").at(0).verdict, Verdict::pass);  // -3.75%
+}
+
+// node2 gets one H100 whose memory NVML read: rows remapped (correctable, uncorrectable) and
+// uncorrectable errors over the board's life.
+void with_gpu(Report& r, const std::string& uuid, unsigned correctable, unsigned uncorrectable, uint64_t lifetime) {
+  GpuFacts g;
+  g.index = 0;
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.pci = "0000:1b:00.0";
+  g.uuid = uuid;
+  g.memory_health.uncorrected_since_driver_load = 0;
+  g.memory_health.uncorrected_lifetime = lifetime;
+  g.memory_health.rows_remapped_correctable = correctable;
+  g.memory_health.rows_remapped_uncorrectable = uncorrectable;
+  g.memory_health.row_remap_pending = false;
+  g.memory_health.row_remap_failed = false;
+  r.nodes.at(1).gpus = {g};
+}
+
+TEST(Compare, GpuMemoryWornSinceTheBaselineWarnsAndUnchangedPasses) {
+  const std::string uuid = "GPU-5a3c7e2f-0d41-4b8e-9f6a-2c1d0e9b8a77";
+  auto base = report(190, 40), next = report(190, 40);
+  with_gpu(base, uuid, 1, 0, 0);
+  with_gpu(next, uuid, 3, 1, 2);
+  auto gpu = with_id(compare_reports(base, next, 0.05), "compare_gpu_memory");
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_EQ(gpu[0].subject, "node2 GPU 0000:1b:00.0");
+  EXPECT_EQ(gpu[0].verdict, Verdict::warn);
+  EXPECT_EQ(gpu[0].measured["rows_remapped"]["baseline"], 1);
+  EXPECT_EQ(gpu[0].measured["rows_remapped"]["new"], 4);
+  EXPECT_EQ(gpu[0].measured["uncorrected_lifetime"]["new"], 2);
+  EXPECT_NE(gpu[0].hint.find("3 row(s) remapped and 2 uncorrectable error(s) since the baseline"), std::string::npos) << gpu[0].hint;
+  gpu = with_id(compare_reports(base, base, 0.05), "compare_gpu_memory");
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_EQ(gpu[0].verdict, Verdict::pass);
+}
+
+TEST(Compare, GpuMemoryOfASwappedOrUnreadBoardIsNotCompared) {
+  auto base = report(190, 40), swapped = report(190, 40), unread = report(190, 40);
+  with_gpu(base, "GPU-5a3c7e2f-0d41-4b8e-9f6a-2c1d0e9b8a77", 0, 0, 0);
+  with_gpu(swapped, "GPU-0b9d1c44-7e20-4f3a-8c5d-61a2b3c4d5e6", 5, 0, 0);  // a replacement with a past of its own
+  with_gpu(unread, "GPU-5a3c7e2f-0d41-4b8e-9f6a-2c1d0e9b8a77", 0, 0, 0);
+  unread.nodes.at(1).gpus[0].memory_health = GpuMemoryHealth{};  // NVML not loaded: gpu_memory_health says not proven
+  EXPECT_TRUE(with_id(compare_reports(base, swapped, 0.05), "compare_gpu_memory").empty());
+  EXPECT_EQ(with_id_and_subject(compare_reports(base, swapped, 0.05), "compare_component", "node2 GPU 0000:1b:00.0").at(0).verdict, Verdict::warn);
+  EXPECT_TRUE(with_id(compare_reports(base, unread, 0.05), "compare_gpu_memory").empty());
 }
 
 }  // namespace

@@ -118,16 +118,15 @@ bool server_was_busy(const UplinkFlows& f) {
 // refused). iperf3 leaves it to the client to try again; the tries are counted and reported.
 UplinkFlows run_iperf3(const Iperf3Run& run) {
   UplinkFlows f = run_client_once(run);
-  double wait_s = kIperf3FirstBusyWaitS;
+  double waited_s = 0;
   int retries = 0;
-  for (; server_was_busy(f) && retries < kIperf3BusyRetries; ++retries, wait_s *= 2) {
+  for (double wait_s = kIperf3FirstBusyWaitS; server_was_busy(f) && retries < kIperf3BusyRetries; ++retries, waited_s += wait_s, wait_s *= 2) {
     std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
     f = run_client_once(run);
   }
   f.server_busy_retries = retries;
   if (server_was_busy(f))
-    f.reason += fmt::format(" (refused as busy {} times over {:.2g} s: is another client testing against this server?)", retries + 1,
-                            kIperf3FirstBusyWaitS * ((1 << retries) - 1));
+    f.reason += fmt::format(" (refused as busy {} times over {:.2g} s: is another client testing against this server?)", retries + 1, waited_s);
   return f;
 }
 

@@ -18,14 +18,19 @@ using namespace test;
 
 bool have_iperf3() { return std::system("command -v iperf3 >/dev/null 2>&1") == 0; }
 
+// Waits up to 5 s for `ss ARGS` to list a socket (a server listening, a client connected).
+void wait_for_socket(const std::string& ss_args) {
+  const std::string listed = "ss -H " + ss_args + " | grep -q .";
+  for (int i = 0; i < 50 && std::system(listed.c_str()) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
 // Two servers, one port each, as a user starts them on a storage host.
 class Iperf3Servers {
  public:
   Iperf3Servers(const fs::path& dir, std::vector<int> ports) : ports_(std::move(ports)) {
     for (int p : ports_) servers_.push_back(std::make_unique<Background>("exec iperf3 -s -B 127.0.0.1 -p " + std::to_string(p), dir / ("iperf3-" + std::to_string(p) + ".log")));
     // Listening before the run starts: the client would be refused otherwise.
-    for (int i = 0; i < 50 && std::system(("ss -ltn | grep -q ':" + std::to_string(ports_.back()) + " '").c_str()) != 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    wait_for_socket(fmt::format("-ltn '( sport = :{} )'", ports_.back()));
   }
   std::string targets() const {
     std::string t;
@@ -107,8 +112,7 @@ TEST(UplinkPhase, NoServerIsAnErrorNamingIt) {
 // Another client's test running on the server, from the moment its connection is up.
 std::unique_ptr<Background> busy_server_for(const fs::path& dir, int port, int seconds) {
   auto client = std::make_unique<Background>(fmt::format("exec iperf3 -c 127.0.0.1 -p {} -t {}", port, seconds), dir / "other-client.log");
-  const std::string up = fmt::format("ss -Htn state established '( dport = :{} )' | grep -q .", port);
-  for (int i = 0; i < 50 && std::system(up.c_str()) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_for_socket(fmt::format("-tn state established '( dport = :{} )'", port));
   return client;
 }
 

@@ -24,6 +24,8 @@ namespace fabricproof::app {
 
 namespace {
 
+constexpr double kFinalizeLockWaitS = 10;
+
 // `report --finalize DIR|report.json`: the run ended without its last write. The report is
 // rewritten in place (report.json and the other formats already in its directory), or written
 // anew when rank 0 never wrote one. Exit 2; a report that is already final is left as it is and
@@ -44,6 +46,13 @@ int finalize_command(const ReportOptionsCli& options) {
   }
   for (const auto& host : options.lost_nodes)
     losses.push_back({-1, host, "stopped answering (" + status + ")"});
+  // The run, should its rank 0 still be writing, neither writes between this read and this write
+  // nor puts its report back after it (ReportLock). A rank 0 stopped while holding it (SIGSTOP, a
+  // hung file system) is waited for a while, then finalised over.
+  const ReportLock lock(dir.string(), kFinalizeLockWaitS);
+  if (lock.state() == ReportLock::State::busy)
+    std::cerr << "fabricproof report --finalize: " << (dir / ".report.lock").string() << " still held after " << kFinalizeLockWaitS
+              << " s; finalising without it\n";
   Report report;
   if (fs::exists(json_path)) {
     if (const auto failed = failure_of([&] { report = load_report(json_path.string()); })) {

@@ -54,9 +54,9 @@ struct RunState {
   SteadyClock::time_point last_in_flight_write{};
   SteadyClock::time_point phase_started = SteadyClock::now();
   std::string write_error{};  // rank 0: the last report write that failed
-  // Rank 0: report.json's modification time after this run's last write of it, and whether another
-  // process has rewritten it since (report_taken_over).
-  std::optional<fs::file_time_type> report_written{};
+  // Rank 0: report.json as this run's last write left it, and whether another process has
+  // rewritten it since (report_taken_over).
+  std::optional<FileIdentity> report_written{};
   bool report_taken = false;
 };
 
@@ -64,6 +64,8 @@ struct RunState {
 // ranks wait for rank 0 to end the job before they end it themselves (rank 0 is then the lost one).
 constexpr double kRollCallSeconds = 10;
 constexpr double kAwaitRootSeconds = 60;
+// How long a report write waits for the report lock: a finaliser holds it for one read and rewrite.
+constexpr double kReportLockWaitS = 5;
 
 // A phase every rank runs together. `cannot_run` (rank 0, after the inventory) says why the phase
 // cannot run on this cluster, if it cannot; the decision is broadcast to every rank.
@@ -102,12 +104,23 @@ fs::path report_json(const RunState& s) { return fs::path(s.options.out_dir) / "
 // once; from then on this run leaves the report alone.
 bool report_taken_over(RunState& s) {
   if (s.report_taken) return true;
-  std::error_code ec;
-  const auto now = fs::last_write_time(report_json(s), ec);
-  if (ec || !s.report_written || now == *s.report_written) return false;
+  const auto now = file_identity(report_json(s).string());
+  if (!now || !s.report_written || *now == *s.report_written) return false;
   s.report_taken = true;
   std::cerr << "fabricproof: " << report_json(s).string()
             << " was rewritten by another process (the launcher's finaliser?) since this run wrote it; it is left as it is\n";
+  return true;
+}
+
+// report.json replaced by `json` unless another process took it over; false if it did. Under the
+// report lock (ReportLock): a finaliser's write cannot land between the check and the rename. A
+// lock another process keeps is a finaliser at work: this write is left out, and the next one
+// finds the report taken over. Throws if the write fails.
+bool write_json_unless_taken(RunState& s, const std::string& json) {
+  const ReportLock lock(s.options.out_dir, kReportLockWaitS);
+  if (lock.state() == ReportLock::State::busy || report_taken_over(s)) return false;
+  write_file_atomic(report_json(s).string(), json);
+  s.report_written = file_identity(report_json(s).string());
   return true;
 }
 
@@ -121,13 +134,8 @@ void write_report(RunState& s, bool final) {
     report.finished_at = utc_timestamp();
     report.in_flight.reset();
   }
-  if (report_taken_over(s)) return;
-  // report.json's own time, remembered before the other formats are rendered: a finaliser that
-  // rewrites it meanwhile (the other formats take time to render, more on a loaded host) must not
-  // be taken for this run.
   if (const auto failed = failure_of([&] {
-        s.report_written = write_file_atomic(report_json(s).string(), render_report_format(report, "json"));
-        write_other_formats(s.options.out_dir, s.options.formats, report);
+        if (write_json_unless_taken(s, render_report_format(report, "json"))) write_other_formats(s.options.out_dir, s.options.formats, report);
       })) {
     std::cerr << "fabricproof: cannot write the report: " << *failed << "\n";
     s.write_error = *failed;
@@ -145,8 +153,7 @@ void note_step(RunState& s, const std::string& phase, const std::string& step, b
   s.report.finished = false;
   s.report.verdict = s.report.overall();
   if (report_taken_over(s)) return;
-  if (const auto failed = failure_of([&] { s.report_written = write_file_atomic(report_json(s).string(), render_report_format(s.report, "json")); }))
-    s.write_error = *failed;
+  if (const auto failed = failure_of([&] { write_json_unless_taken(s, render_report_format(s.report, "json")); })) s.write_error = *failed;
 }
 
 mpi::Clock::time_point deadline_of(const RunOptions& o) { return mpi::deadline_in(o.timeout_s); }

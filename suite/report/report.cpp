@@ -1,6 +1,8 @@
 #include "report/report.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 #include <type_traits>
 
 namespace fabricproof {
@@ -175,7 +178,32 @@ int create_temporary(const std::string& path, std::string& temporary) {
 
 }  // namespace
 
-std::filesystem::file_time_type write_file_atomic(const std::string& path, const std::string& content) {
+ReportLock::ReportLock(const std::string& dir, double wait_s) {
+  fd_ = ::open((std::filesystem::path(dir) / ".report.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) return;  // unsupported: a read-only directory is the write's own error to report
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return;  // ENOLCK, EINVAL: a file system without locks
+    if (std::chrono::steady_clock::now() >= give_up) {
+      state_ = State::busy;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  state_ = State::held;
+}
+
+ReportLock::~ReportLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the lock
+}
+
+std::optional<FileIdentity> file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileIdentity{static_cast<uint64_t>(st.st_ino), static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
   std::string temporary;
   const int fd = create_temporary(path, temporary);
   if (fd < 0) throw LocatedError("", temporary + ": " + std::strerror(errno));
@@ -195,18 +223,11 @@ std::filesystem::file_time_type write_file_atomic(const std::string& path, const
   // A delayed write error (NFS, a full thin volume) shows only here: never rename over a good file then.
   if (::fsync(fd) != 0) fail("fsync", fd);
   if (::close(fd) != 0) fail("close", -1);
-  std::error_code ec;
-  const auto written_at = std::filesystem::last_write_time(temporary, ec);
-  if (ec) {
-    errno = ec.value();  // fail() names errno's error
-    fail("stat", -1);
-  }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     const std::string error = path + ": rename: " + std::strerror(errno);
     ::unlink(temporary.c_str());
     throw LocatedError("", error);
   }
-  return written_at;
 }
 
 void check_output_directory(const std::string& dir) {

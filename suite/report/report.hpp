@@ -2,7 +2,9 @@
 // The report model: what rank 0 writes after every phase. JSON is the contract
 // ("fabricproof.report/1"); Markdown and the console summary are rendered from the same model.
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,9 +123,35 @@ void set_cluster(Report& report, const ClusterFacts& cluster);
 // Writes `content` to `path` via a temporary file (created O_EXCL|O_NOFOLLOW beside it), fsync and
 // rename(2), so a reader, a crash or a full disk never sees half a report: on any failed step
 // (write, fsync, close) the old file stays as it was, and a LocatedError names the file and the step.
-// Returns the file's modification time as written, read before the rename (which keeps it): a
-// process that replaces the file a moment later cannot be taken for this write.
-std::filesystem::file_time_type write_file_atomic(const std::string& path, const std::string& content);
+void write_file_atomic(const std::string& path, const std::string& content);
+
+// An advisory lock (flock(2)) on the report directory's `.report.lock`, taken by a run around the
+// check that its report.json is still its own and the write that replaces it, and by `report
+// --finalize` around its whole read and rewrite: without it a finaliser's write could land between
+// the run's check and its rename (the run's JSON rendered and fsync'ed meanwhile) and be replaced
+// by the run's unfinished report. Waits up to `wait_s` for another holder.
+class ReportLock {
+ public:
+  enum class State { held, busy, unsupported };  // busy: another process kept it for wait_s
+  ReportLock(const std::string& dir, double wait_s);
+  ~ReportLock();
+  ReportLock(const ReportLock&) = delete;
+  ReportLock& operator=(const ReportLock&) = delete;
+  State state() const { return state_; }
+
+ private:
+  int fd_ = -1;
+  State state_ = State::unsupported;  // no lock file or no locks on this file system: writers go on unlocked
+};
+
+// A file as it is now (inode and modification time, nanoseconds): a rename over it, even within the
+// same clock tick, gives another inode. nullopt when it cannot be read.
+struct FileIdentity {
+  uint64_t inode = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+std::optional<FileIdentity> file_identity(const std::string& path);
 
 // Creates `dir` if needed and proves a report can be written there (a probe file, removed); a
 // LocatedError names the directory and why not.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -125,6 +126,31 @@ TEST(AtomicWrite, ReplacesTheFileAndLeavesNoTemporary) {
   const auto error = failure_of([&] { write_file_atomic((tmp.path() / "missing" / "report.json").string(), "x"); });
   ASSERT_TRUE(error);
   EXPECT_NE(error->find("No such file or directory"), std::string::npos) << *error;
+}
+
+// The report lock between a run and `report --finalize`: a second holder waits, then gives up as
+// busy; free again once the first is gone. A rename over the report, even within one clock tick,
+// is another file (its inode), which is how a run sees that it was taken over.
+TEST(ReportLock, ASecondHolderWaitsThenGivesUpAndAReplacedFileIsAnother) {
+  test::TempDir tmp("report-lock");
+  {
+    const ReportLock first(tmp.path().string(), 1);
+    ASSERT_EQ(first.state(), ReportLock::State::held);
+    const auto asked = std::chrono::steady_clock::now();
+    const ReportLock second(tmp.path().string(), 0.2);
+    EXPECT_EQ(second.state(), ReportLock::State::busy);
+    EXPECT_GE(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(200)) << "it waited before giving up";
+  }
+  EXPECT_EQ(ReportLock(tmp.path().string(), 0).state(), ReportLock::State::held);
+  EXPECT_EQ(ReportLock((tmp.path() / "missing").string(), 0).state(), ReportLock::State::unsupported);
+  const auto path = (tmp.path() / "report.json").string();
+  write_file_atomic(path, "the run's\n");
+  const auto run_wrote = file_identity(path);
+  ASSERT_TRUE(run_wrote);
+  EXPECT_EQ(file_identity(path), run_wrote);
+  write_file_atomic(path, "the finaliser's\n");
+  EXPECT_NE(file_identity(path), run_wrote);
+  EXPECT_FALSE(file_identity((tmp.path() / "missing").string()));
 }
 
 // One finding of each verdict and the phases, with characters XML must escape: the golden file

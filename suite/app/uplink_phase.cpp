@@ -130,6 +130,8 @@ UplinkOutcome run_uplink_phase(const RunOptions& options, mpi::Session& session,
     mine.target = to_string(me->target);
     mine.path = probe::route_to(files, me->target.host, me->target.port);
     flows = uplink_flows_for(o.flows, mine.path);
+    // The planned flows, shown should a test not run (no route): "2 flows not_measured", not "0 flows".
+    mine.single.flows = 1, mine.parallel.flows = mine.together.flows = flows;
   }
   auto measure = [&](int count, int omit_s, double seconds) {
     return uplink::run_iperf3({me->target, count, seconds, omit_s, mine.path.local_address});

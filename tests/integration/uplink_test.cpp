@@ -109,6 +109,26 @@ TEST(UplinkPhase, NoServerIsAnErrorNamingIt) {
   EXPECT_EQ(report["verdict"], "error");
 }
 
+// A target with no route (".invalid" never resolves, RFC 6761): the node's tests are not measured,
+// each with the flows it was planned with, and the report says why; not a pass.
+TEST(UplinkPhase, ATargetWithoutARouteIsNotMeasuredAndSaysWhy) {
+  TempDir tmp("uplink-no-route");
+  const auto out = tmp.path() / "report";
+  const auto o = run_shell(mpirun(1) + " run --phases inventory,uplink --uplink-target storage.invalid:5201 --uplink-seconds 1 --out " + out.string(),
+                           tmp.path() / "log");
+  EXPECT_NE(o.exit_code, 0) << o.output;
+  const auto report = read_report(out);
+  ASSERT_EQ(report["uplink"]["nodes"].size(), 1u) << o.output;
+  const auto& n = report["uplink"]["nodes"][0];
+  EXPECT_NE(n["path"]["error"].get<std::string>().find("'storage.invalid' does not resolve"), std::string::npos) << n.dump();
+  for (const char* test : {"single", "parallel", "together"}) EXPECT_EQ(n[test]["status"], "not_measured") << test << ": " << n[test].dump();
+  EXPECT_EQ(n["single"]["flows"], 1);
+  EXPECT_EQ(n["parallel"]["flows"], 2) << "planned for a node without a route: the default 2";
+  EXPECT_NE(o.output.find("1 flow not_measured; 2 flows not_measured"), std::string::npos) << o.output;
+  ASSERT_FALSE(findings_with_id(report, "uplink_path").empty());
+  EXPECT_EQ(findings_with_id(report, "uplink_path")[0]["verdict"], "error");
+}
+
 // Another client's test running on the server, from the moment its connection is up.
 std::unique_ptr<Background> busy_server_for(const fs::path& dir, int port, int seconds) {
   auto client = std::make_unique<Background>(fmt::format("exec iperf3 -c 127.0.0.1 -p {} -t {}", port, seconds), dir / "other-client.log");

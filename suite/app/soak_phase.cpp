@@ -23,6 +23,9 @@
 #if FABRICPROOF_HAVE_VERBS && FABRICPROOF_HAVE_CUDA
 #include "app/gpudirect_phase.hpp"
 #endif
+#if FABRICPROOF_HAVE_CUDA
+#include "inventory/cuda_probe.hpp"
+#endif
 
 namespace fabricproof::app {
 
@@ -186,6 +189,58 @@ std::string pass_line(const SoakSection& section, const SoakPass& pass, const Li
                      links.downs.empty() ? "" : fmt::format("; link down: {}{}", fmt::join(shown, ", "), links.downs.size() > kShown ? ", ..." : ""));
 }
 
+// The boards whose memory the inventory read, by host (their PCI addresses, in the inventory's
+// order): what each node reads again when the soak ends.
+using GpuBoards = std::map<std::string, std::vector<std::string>>;
+
+GpuBoards boards_read(const ClusterFacts& cluster) {
+  GpuBoards out;
+  for (const auto& n : cluster.nodes)
+    for (const auto& g : n.gpus)
+      if (g.index && memory_health_read(g.memory_health)) out[n.host].push_back(g.pci);
+  return out;
+}
+
+// A node's reading at the end: local rank 0 reads, the other ranks send none.
+struct GpuMemoryReading {
+  std::string host;
+  bool reader = false;
+  std::vector<GpuMemoryHealth> health;  // in the order of the node's boards
+};
+FABRICPROOF_JSON(GpuMemoryReading, host, reader, health)
+
+// Every GPU board's memory read again (NVML) on its node, beside the inventory's read: what the
+// load wore (soak_gpu_memory). Rank 0 gets the list; a board whose node sent nothing says so.
+std::vector<SoakGpuMemory> read_gpu_memory_again(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster) {
+  session.set_step("soak", "reading the GPUs' memory health again");
+  const auto boards = mpi::broadcast_message(session, session.is_root() ? boards_read(cluster) : GpuBoards{},
+                                             mpi::deadline_in(options.timeout_s), "soak: the GPUs to read again");
+  GpuMemoryReading mine{session.host(), session.local_rank() == 0, {}};
+#if FABRICPROOF_HAVE_CUDA
+  if (const auto it = boards.find(mine.host); mine.reader && it != boards.end()) mine.health = gpu::read_memory_health(it->second);
+#endif
+  const auto gathered = mpi::gather_message(session, mine, mpi::deadline_in(options.timeout_s), "soak: the GPUs' memory health");
+  gathered.require_all(session, "soak: the GPUs' memory health");
+  if (!session.is_root()) return {};
+  std::map<std::string, std::vector<GpuMemoryHealth>> read;
+  for (const auto& part : gathered.parts)
+    if (part && part->reader) read[part->host] = part->health;
+  std::vector<SoakGpuMemory> out;
+  for (const auto& n : cluster.nodes) {
+    const auto& got = read[n.host];
+    size_t board = 0;  // the position in boards_read's list for this node
+    for (const auto& g : n.gpus) {
+      if (!g.index || !memory_health_read(g.memory_health)) continue;
+      SoakGpuMemory m{n.host, *g.index, g.pci, g.uuid, g.memory_health, {}};
+      if (board < got.size()) m.after = got[board];
+      else m.after.unread = "the node sent no reading of its GPUs' memory at the soak's end";
+      ++board;
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 SoakPhaseOutcome run_soak_phase(const RunOptions& options, mpi::Session& session, const ClusterFacts& cluster, const Profile& profile,
@@ -237,6 +292,7 @@ SoakPhaseOutcome run_soak_phase(const RunOptions& options, mpi::Session& session
   }
   if (sampler) sampler->stop();
   collect_samples(options, session, sampler.get(), section, links);
+  section.gpu_memory = read_gpu_memory_again(options, session, cluster);
   if (!session.is_root()) return outcome;
   section.ran_s = seconds_since(zero);
   section.finished = true;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fabricproof::gpu {
 namespace {
@@ -90,7 +91,7 @@ std::optional<std::string> open_nvml(Nvml& nvml) {
 }
 
 // What the board reports of its memory; each call answers NOT_SUPPORTED where the board lacks it.
-void read_memory_health(const Nvml& nvml, void* device, GpuMemoryHealth& h) {
+void read_board_memory(const Nvml& nvml, void* device, GpuMemoryHealth& h) {
   int current = 0, pending = 0;
   if (nvml.ecc_mode && nvml.ecc_mode(device, &current, &pending) == kNvmlSuccess) {
     h.ecc_enabled = current != 0;
@@ -111,6 +112,11 @@ void read_memory_health(const Nvml& nvml, void* device, GpuMemoryHealth& h) {
   if (!memory_health_read(h)) h.unread = "NVML reports no ECC error count, row remapping or page retirement for this GPU";
 }
 
+void close_nvml(Nvml& nvml) {
+  nvml.shutdown();
+  dlclose(nvml.library);
+}
+
 // Board serials (the CUDA runtime has UUIDs but no serials) and memory health, from NVML.
 void add_nvml_facts(NodeFacts& node) {
   Nvml nvml;
@@ -129,13 +135,28 @@ void add_nvml_facts(NodeFacts& node) {
     char text[64] = {};  // NVML_DEVICE_SERIAL_BUFFER_SIZE is 30
     if (nvml.serial && nvml.serial(device, text, sizeof text) == kNvmlSuccess) g.serial = text;
     else node.absent.push_back({"gpu_serial " + g.pci, "nvmlDeviceGetSerial failed (GeForce boards have no serial)"});
-    read_memory_health(nvml, device, g.memory_health);
+    read_board_memory(nvml, device, g.memory_health);
   }
-  nvml.shutdown();
-  dlclose(nvml.library);
+  close_nvml(nvml);
 }
 
 }  // namespace
+
+std::vector<GpuMemoryHealth> read_memory_health(const std::vector<std::string>& pci_addresses) {
+  std::vector<GpuMemoryHealth> out(pci_addresses.size());
+  Nvml nvml;
+  if (auto why = open_nvml(nvml)) {
+    for (auto& h : out) h.unread = *why;
+    return out;
+  }
+  for (size_t i = 0; i < pci_addresses.size(); ++i) {
+    void* device = nullptr;
+    if (nvml.by_pci(pci_addresses[i].c_str(), &device) == kNvmlSuccess) read_board_memory(nvml, device, out[i]);
+    else out[i].unread = "nvmlDeviceGetHandleByPciBusId_v2(" + pci_addresses[i] + ") failed";
+  }
+  close_nvml(nvml);
+  return out;
+}
 
 void augment_with_cuda(NodeFacts& node, RankFacts& rank) {
   int runtime = 0;

@@ -1,6 +1,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "inventory/inventory.hpp"
 
@@ -11,6 +12,11 @@ namespace fabricproof::gpu {
 // GPU this rank drives (local rank modulo the GPU count). Without a usable driver or device the
 // GPU list keeps what the PCI bus showed and `absent` says why.
 void augment_with_cuda(NodeFacts& node, RankFacts& rank);
+
+// The memory health (ECC errors, remapped rows, pending retirements) of the GPUs at these PCI
+// addresses, read from NVML now, in the order given; one not read says why in `unread`. The soak
+// reads it again at its end to compare with the inventory's read.
+std::vector<GpuMemoryHealth> read_memory_health(const std::vector<std::string>& pci_addresses);
 
 // Looks up a CUDA driver API function without linking libcuda (absent on CI machines):
 // cudaGetDriverEntryPointByVersion. nullptr when the driver is missing.

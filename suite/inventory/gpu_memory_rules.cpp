@@ -5,15 +5,16 @@
 #include <string>
 
 namespace fabricproof {
-namespace {
 
-using nlohmann::json;
-
-json measured_health(const GpuMemoryHealth& h) {
-  json j = h;
+nlohmann::json memory_health_figures(const GpuMemoryHealth& h) {
+  nlohmann::json j = h;
   j.erase("unread");
   return j;
 }
+
+namespace {
+
+using nlohmann::json;
 
 // The problems found, worst first, with the hint for the worst: what to do before the node ships.
 struct MemoryProblems {
@@ -54,7 +55,7 @@ void check_one_gpu(const std::string& subject, const GpuFacts& g, std::vector<Fi
     std::string found;
     for (const auto& what : p.found) found += (found.empty() ? "" : "; ") + what;
     out.push_back(Finding(CheckId::gpu_memory_health, subject, p.found.empty() ? Verdict::pass : Verdict::fail,
-                          p.found.empty() ? measured_health(h) : json(found), "healthy", rule, p.hint));
+                          p.found.empty() ? memory_health_figures(h) : json(found), "healthy", rule, p.hint));
   }
   if (!h.ecc_enabled) return;
   const bool on = *h.ecc_enabled && h.ecc_enabled_after_reboot.value_or(true);

@@ -11,4 +11,7 @@ namespace fabricproof {
 
 void check_gpu_memory(const NodeFacts& node, std::vector<Finding>& out);
 
+// The figures read, as a finding shows them (without `unread`).
+nlohmann::json memory_health_figures(const GpuMemoryHealth& h);
+
 }  // namespace fabricproof

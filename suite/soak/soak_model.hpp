@@ -10,6 +10,7 @@
 
 #include "core/json_optional.hpp"
 #include "core/status.hpp"
+#include "inventory/inventory.hpp"
 
 namespace fabricproof {
 
@@ -69,6 +70,18 @@ struct SoakPass {
   std::vector<SoakFigure> figures;
 };
 
+// A GPU's memory health as the inventory read it before the soak and as NVML gave it at the end:
+// what the load wore out. Only boards whose memory the inventory read are listed; `after.unread`
+// says why the end's read failed.
+struct SoakGpuMemory {
+  std::string host;
+  int index = 0;  // CUDA ordinal, as gpu_memory_health names the board ("node1/gpu0")
+  std::string pci;
+  std::string uuid;
+  GpuMemoryHealth before;
+  GpuMemoryHealth after;
+};
+
 struct SoakSection {
   double duration_s = 0;           // asked for (--soak)
   double interval_s = 0;           // between counter samples (--soak-interval)
@@ -80,6 +93,7 @@ struct SoakSection {
   std::vector<std::string> load_not_run;  // a part of the load that could not run, and why
   std::vector<SoakPass> passes;
   std::vector<NodeSample> samples;
+  std::vector<SoakGpuMemory> gpu_memory;  // read at both ends; empty without GPUs (or when cut short)
 };
 
 // What `run --soak` was asked for.
@@ -98,6 +112,7 @@ FABRICPROOF_JSON(XidEvent, pci, xid, text)
 FABRICPROOF_JSON(NodeSample, host, t_s, time, ports, errors, xid, kernel_log)
 FABRICPROOF_JSON(SoakFigure, what, kind, rail, hosts, status, reason, value, unit)
 FABRICPROOF_JSON(SoakPass, index, start_s, end_s, figures)
-FABRICPROOF_JSON(SoakSection, duration_s, interval_s, started_at, ran_s, gpu_hosts, finished, load, load_not_run, passes, samples)
+FABRICPROOF_JSON(SoakGpuMemory, host, index, pci, uuid, before, after)
+FABRICPROOF_JSON(SoakSection, duration_s, interval_s, started_at, ran_s, gpu_hosts, finished, load, load_not_run, passes, samples, gpu_memory)
 
 }  // namespace fabricproof

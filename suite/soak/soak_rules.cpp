@@ -1,11 +1,13 @@
 #include "soak/soak_rules.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/statistics.hpp"
+#include "inventory/gpu_memory_rules.hpp"
 
 namespace fabricproof {
 namespace {
@@ -323,6 +325,67 @@ std::vector<Finding> check_gpu_xid(const SoakSection& soak) {
   return out;
 }
 
+// How much a count grew between the two reads; 0 where either is unread or it fell (the volatile
+// count restarts when the driver reloads).
+template <typename T>
+uint64_t growth(const std::optional<T>& before, const std::optional<T>& after) {
+  return before && after && *after > *before ? static_cast<uint64_t>(*after - *before) : 0;
+}
+bool became(const std::optional<bool>& before, const std::optional<bool>& after) { return after.value_or(false) && !before.value_or(false); }
+
+// What the load did to one board's memory: uncorrectable errors, remaps pending or failed and
+// retirements pending fail (gpu_memory_health fails them at the next run); rows remapped on
+// correctable errors warn (the board retired worn rows and still works).
+struct MemoryWear {
+  std::vector<std::string> failing, warning;
+};
+
+MemoryWear memory_wear(const GpuMemoryHealth& before, const GpuMemoryHealth& after) {
+  MemoryWear w;
+  const uint64_t errors = std::max(growth(before.uncorrected_since_driver_load, after.uncorrected_since_driver_load),
+                                   growth(before.uncorrected_lifetime, after.uncorrected_lifetime));
+  if (errors > 0) w.failing.push_back(fmt::format("{} uncorrectable ECC error(s)", errors));
+  if (const auto n = growth(before.rows_remapped_uncorrectable, after.rows_remapped_uncorrectable))
+    w.failing.push_back(fmt::format("{} row(s) remapped on uncorrectable errors", n));
+  if (became(before.row_remap_failed, after.row_remap_failed)) w.failing.push_back("row remapping failed");
+  if (became(before.row_remap_pending, after.row_remap_pending)) w.failing.push_back("a row remap became pending");
+  if (became(before.page_retirement_pending, after.page_retirement_pending)) w.failing.push_back("a page retirement became pending");
+  if (const auto n = growth(before.rows_remapped_correctable, after.rows_remapped_correctable))
+    w.warning.push_back(fmt::format("{} row(s) remapped on correctable errors", n));
+  return w;
+}
+
+// Each GPU's memory read before the soak (the inventory) and at its end (NVML): what the load wore.
+std::vector<Finding> check_gpu_memory_wear(const SoakSection& soak) {
+  std::vector<Finding> out;
+  const std::string rule = std::string(kSoakRule) +
+                           "no uncorrectable ECC error, no row remap pending or failed, no page retirement pending since the inventory read the "
+                           "GPU's memory; rows remapped on correctable errors warn";
+  const json expected = {{"grown_under_load", json::array()}};
+  for (const auto& g : soak.gpu_memory) {
+    const std::string subject = fmt::format("{}/gpu{}", g.host, g.index);
+    if (!memory_health_read(g.after)) {
+      out.push_back({CheckId::soak_gpu_memory, subject, Verdict::not_proven, json{{"read_at_end", false}, {"why", g.after.unread}}, expected, rule,
+                     "NVML did not answer at the soak's end: read nvidia-smi -q -d ROW_REMAPPER,ECC by hand, and look for Xid 79 (off the "
+                     "bus) in the kernel log."});
+      continue;
+    }
+    const MemoryWear w = memory_wear(g.before, g.after);
+    const Verdict verdict = !w.failing.empty() ? Verdict::fail : !w.warning.empty() ? Verdict::warn : Verdict::pass;
+    std::vector<std::string> grown = w.failing;
+    grown.insert(grown.end(), w.warning.begin(), w.warning.end());
+    const std::string what = fmt::format("{}", fmt::join(grown, ", "));
+    out.push_back({CheckId::soak_gpu_memory, subject, verdict,
+                   json{{"grown_under_load", grown}, {"before", memory_health_figures(g.before)}, {"after", memory_health_figures(g.after)}}, expected, rule,
+                   verdict == Verdict::fail   ? fmt::format("Under load the board's memory showed {}: reset the GPU (nvidia-smi -r) and soak again; "
+                                                            "errors or remaps that come back mean an RMA.", what)
+                   : verdict == Verdict::warn ? fmt::format("{} under load: watch the board (nvidia-smi -q -d ROW_REMAPPER); rows that keep "
+                                                            "growing mean an RMA.", what)
+                                              : ""});
+  }
+  return out;
+}
+
 // The load itself: passes ran, and every part of it could run.
 std::vector<Finding> check_load(const SoakSection& soak) {
   std::vector<Finding> out;
@@ -342,7 +405,7 @@ std::vector<Finding> check_load(const SoakSection& soak) {
 std::vector<Finding> check_soak(const SoakSection& soak, const Profile& profile) {
   std::vector<Finding> out = check_load(soak);
   for (auto part : {check_samples(soak), check_link_down(soak), check_port_errors(soak, profile.soak), check_ber(soak, profile.soak),
-                    check_stability(soak, profile.soak), check_gpu_xid(soak)})
+                    check_stability(soak, profile.soak), check_gpu_xid(soak), check_gpu_memory_wear(soak)})
     out.insert(out.end(), part.begin(), part.end());
   return out;
 }

@@ -48,5 +48,17 @@ TEST_F(Gpu, DmabufAttributeIsReadable) {
   RecordProperty("dmabuf_supported", *supported ? "yes" : "no");
 }
 
+// What the soak does at its end: the board's memory read again from NVML by its PCI address (the
+// inventory's first read is checked by gpu-check's run); an address with no GPU says why.
+TEST_F(Gpu, MemoryHealthIsReadAgainByPciAddress) {
+  char pci[32] = {};
+  ASSERT_EQ(cudaDeviceGetPCIBusId(pci, sizeof pci, 0), cudaSuccess);
+  const auto read = gpu::read_memory_health({pci, "0000:ff:1f.7"});
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_TRUE(memory_health_read(read[0])) << pci << ": " << read[0].unread;
+  EXPECT_FALSE(memory_health_read(read[1]));
+  EXPECT_NE(read[1].unread.find("0000:ff:1f.7"), std::string::npos) << read[1].unread;
+}
+
 }  // namespace
 }  // namespace fabricproof

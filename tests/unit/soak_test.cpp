@@ -1,10 +1,12 @@
 // The soak: durations, the rules over a time line (link down, port errors, BER, stability, load),
 // the views, and the sampler on a copy of a real sysfs tree.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "paths.hpp"
@@ -237,6 +239,58 @@ TEST(SoakGpu, AnXidFailsAnApplicationsWarnsAnUnreadLogIsNotProven) {
   EXPECT_EQ(find(findings, "soak_gpu_xid", "g3")->verdict, Verdict::not_proven);
   EXPECT_EQ(find(findings, "soak_gpu_xid", "g4")->verdict, Verdict::pass);
   EXPECT_EQ(find(findings, "soak_gpu_xid", "cpu-node"), nullptr);  // no GPU: nothing to judge
+}
+
+// A board's memory as NVML reads it on a healthy H100: ECC on, nothing remapped, no error.
+GpuMemoryHealth board_memory_at_start() {
+  GpuMemoryHealth h;
+  h.ecc_enabled = h.ecc_enabled_after_reboot = true;
+  h.uncorrected_since_driver_load = 0;
+  h.uncorrected_lifetime = 2;  // from before the factory: not the soak's
+  h.rows_remapped_correctable = 1;
+  h.rows_remapped_uncorrectable = 0;
+  h.row_remap_pending = h.row_remap_failed = h.page_retirement_pending = false;
+  return h;
+}
+
+// The inventory's read before the soak against NVML's at the end, board by board: what grew under
+// load fails (uncorrectable errors, remaps pending) or warns (rows remapped on correctable errors);
+// a board NVML did not answer for at the end is not proven; unchanged passes.
+TEST(SoakGpu, MemoryWornUnderLoadFailsOrWarnsAndAnUnreadEndIsNotProven) {
+  SoakSection s;
+  auto board = [](const std::string& host, int index, std::function<void(GpuMemoryHealth&)> at_end) {
+    SoakGpuMemory m{host, index, fmt::format("0000:{:02x}:00.0", 0x18 + index), "GPU-" + host, board_memory_at_start(), board_memory_at_start()};
+    at_end(m.after);
+    return m;
+  };
+  s.gpu_memory = {board("g1", 0, [](GpuMemoryHealth&) {}),
+                  board("g1", 1, [](GpuMemoryHealth& h) { h.uncorrected_since_driver_load = 3, h.uncorrected_lifetime = 5, h.row_remap_pending = true; }),
+                  board("g2", 0, [](GpuMemoryHealth& h) { h.rows_remapped_correctable = 4; }),
+                  board("g2", 1, [](GpuMemoryHealth& h) { h = GpuMemoryHealth{}, h.unread = "NVML did not initialise (nvmlInit_v2)"; }),
+                  board("g3", 0, [](GpuMemoryHealth& h) { h.uncorrected_since_driver_load = 0, h.uncorrected_lifetime = 3; })};
+  const auto findings = check_soak(s, default_profile());
+  ASSERT_NE(find(findings, "soak_gpu_memory", "g1/gpu0"), nullptr);
+  EXPECT_EQ(find(findings, "soak_gpu_memory", "g1/gpu0")->verdict, Verdict::pass);
+  const Finding* worn = find(findings, "soak_gpu_memory", "g1/gpu1");
+  ASSERT_NE(worn, nullptr);
+  EXPECT_EQ(worn->verdict, Verdict::fail);
+  EXPECT_EQ(worn->measured["grown_under_load"], nlohmann::json({"3 uncorrectable ECC error(s)", "a row remap became pending"})) << worn->measured;
+  EXPECT_NE(worn->hint.find("RMA"), std::string::npos) << worn->hint;
+  EXPECT_EQ(find(findings, "soak_gpu_memory", "g2/gpu0")->verdict, Verdict::warn);
+  EXPECT_EQ(find(findings, "soak_gpu_memory", "g2/gpu0")->measured["grown_under_load"][0], "3 row(s) remapped on correctable errors");
+  EXPECT_EQ(find(findings, "soak_gpu_memory", "g2/gpu1")->verdict, Verdict::not_proven);
+  EXPECT_EQ(find(findings, "soak_gpu_memory", "g2/gpu1")->measured["why"], "NVML did not initialise (nvmlInit_v2)");
+  // The volatile count restarted (a driver reload) while the board's lifetime count grew: the larger growth counts.
+  EXPECT_EQ(find(findings, "soak_gpu_memory", "g3/gpu0")->verdict, Verdict::fail);
+  EXPECT_EQ(find(findings, "soak_gpu_memory", "g3/gpu0")->measured["grown_under_load"][0], "1 uncorrectable ECC error(s)");
+  // The section with its reads round-trips through report.json and its schema.
+  Report r;
+  r.started_at = "2026-12-05T10:00:00Z";
+  r.soak = s;
+  const nlohmann::json j = r;
+  EXPECT_EQ(report_shape_errors(j), std::vector<std::string>{});
+  ASSERT_EQ(j.get<Report>().soak->gpu_memory.size(), 5u);
+  EXPECT_EQ(j.get<Report>().soak->gpu_memory[1].after.row_remap_pending, true);
 }
 
 // The sampler on a copy of a real sysfs tree (an HDR200 ConnectX-6, tests/fixtures/sysfs):

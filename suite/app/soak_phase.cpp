@@ -193,11 +193,14 @@ std::string pass_line(const SoakSection& section, const SoakPass& pass, const Li
 // order): what each node reads again when the soak ends.
 using GpuBoards = std::map<std::string, std::vector<std::string>>;
 
+// A CUDA-visible board whose memory the inventory read: the soak compares only those.
+bool read_before_the_soak(const GpuFacts& g) { return g.index && memory_health_read(g.memory_health); }
+
 GpuBoards boards_read(const ClusterFacts& cluster) {
   GpuBoards out;
   for (const auto& n : cluster.nodes)
     for (const auto& g : n.gpus)
-      if (g.index && memory_health_read(g.memory_health)) out[n.host].push_back(g.pci);
+      if (read_before_the_soak(g)) out[n.host].push_back(g.pci);
   return out;
 }
 
@@ -230,7 +233,7 @@ std::vector<SoakGpuMemory> read_gpu_memory_again(const RunOptions& options, mpi:
     const auto& got = read[n.host];
     size_t board = 0;  // the position in boards_read's list for this node
     for (const auto& g : n.gpus) {
-      if (!g.index || !memory_health_read(g.memory_health)) continue;
+      if (!read_before_the_soak(g)) continue;
       SoakGpuMemory m{n.host, *g.index, g.pci, g.uuid, g.memory_health, {}};
       if (board < got.size()) m.after = got[board];
       else m.after.unread = "the node sent no reading of its GPUs' memory at the soak's end";

@@ -92,14 +92,18 @@ TEST(UplinkPhase, ANeedAboveWhatTheUplinkCarriesFails) {
   EXPECT_EQ(findings_with_id(report, "uplink_single_flow").at(0)["verdict"], "warn");
 }
 
+// One rank's uplink phase against `target`, 1 s a test, its report in tmp/report.
+Outcome run_uplink_alone(const TempDir& tmp, const std::string& target) {
+  return run_shell(mpirun(1) + " run --phases inventory,uplink --uplink-target " + target + " --uplink-seconds 1 --out " + (tmp.path() / "report").string(),
+                   tmp.path() / "log");
+}
+
 TEST(UplinkPhase, NoServerIsAnErrorNamingIt) {
   if (!have_iperf3()) GTEST_SKIP() << "iperf3 is not installed (apt-get install iperf3)";
   TempDir tmp("uplink-none");
-  const auto out = tmp.path() / "report";
-  const auto o = run_shell(mpirun(1) + " run --phases inventory,uplink --uplink-target 127.0.0.1:15219 --uplink-seconds 1 --out " + out.string(),
-                           tmp.path() / "log");
+  const auto o = run_uplink_alone(tmp, "127.0.0.1:15219");
   EXPECT_EQ(o.exit_code, 2) << o.output;
-  const auto report = read_report(out);
+  const auto report = read_report(tmp.path() / "report");
   const auto measured = findings_with_id(report, "uplink_measured");
   ASSERT_FALSE(measured.empty());
   for (const auto& f : measured) {
@@ -113,11 +117,9 @@ TEST(UplinkPhase, NoServerIsAnErrorNamingIt) {
 // each with the flows it was planned with, and the report says why; not a pass.
 TEST(UplinkPhase, ATargetWithoutARouteIsNotMeasuredAndSaysWhy) {
   TempDir tmp("uplink-no-route");
-  const auto out = tmp.path() / "report";
-  const auto o = run_shell(mpirun(1) + " run --phases inventory,uplink --uplink-target storage.invalid:5201 --uplink-seconds 1 --out " + out.string(),
-                           tmp.path() / "log");
+  const auto o = run_uplink_alone(tmp, "storage.invalid:5201");
   EXPECT_NE(o.exit_code, 0) << o.output;
-  const auto report = read_report(out);
+  const auto report = read_report(tmp.path() / "report");
   ASSERT_EQ(report["uplink"]["nodes"].size(), 1u) << o.output;
   const auto& n = report["uplink"]["nodes"][0];
   EXPECT_NE(n["path"]["error"].get<std::string>().find("'storage.invalid' does not resolve"), std::string::npos) << n.dump();

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include "nccl_log/parser.hpp"
@@ -16,18 +18,42 @@
 namespace fabricproof::nccl {
 
 void Parser::add_range(int fd, uint64_t begin, uint64_t end, bool last_chunk) {
+  SharedRange range(begin, end);
+  // A chunk that is not the file's last ends at a line start: its last line is complete.
+  add_range(fd, range, last_chunk ? end : std::numeric_limits<uint64_t>::max());
+}
+
+void Parser::add_range(int fd, SharedRange& range, uint64_t file_size) {
   std::vector<char> block(kReadBlock + kScanPadding);
   carry_.clear();
-  for (uint64_t at = begin; at < end;) {
-    const ssize_t got = ::pread(fd, block.data(), static_cast<size_t>(std::min<uint64_t>(block.size() - kScanPadding, end - at)), static_cast<off_t>(at));
-    if (got <= 0) break;
+  uint64_t at = 0;
+  for (uint64_t size; (size = range.claim(kReadBlock, at)) > 0;) {
+    const ssize_t got = ::pread(fd, block.data(), static_cast<size_t>(size), static_cast<off_t>(at));
+    if (got <= 0) break;  // the file shrank: what was read is what there is
     feed(std::string_view(block.data(), static_cast<size_t>(got)));
-    at += static_cast<uint64_t>(got);
   }
   if (!carry_.empty()) {
-    add_line(carry_, !last_chunk);
+    add_line(carry_, range.end() < file_size);  // a line without its newline is cut only at the file's end
     carry_.clear();
   }
+}
+
+uint64_t SharedRange::end() const {
+  std::lock_guard lock(mutex_);
+  return end_;
+}
+
+uint64_t SharedRange::unread() const {
+  std::lock_guard lock(mutex_);
+  return end_ - next_;
+}
+
+uint64_t SharedRange::claim(uint64_t most, uint64_t& at) {
+  std::lock_guard lock(mutex_);
+  at = next_;
+  const uint64_t size = std::min(most, end_ - next_);
+  next_ += size;
+  return size;
 }
 
 void Parser::merge(Parser&& next) {
@@ -103,6 +129,21 @@ uint64_t line_start_from(int fd, uint64_t at, uint64_t size) {
   return size;
 }
 
+}  // namespace
+
+std::optional<std::pair<uint64_t, uint64_t>> SharedRange::split(int fd, uint64_t least, uint64_t head_start) {
+  std::lock_guard lock(mutex_);
+  const uint64_t unread = end_ - next_;
+  if (unread < std::max<uint64_t>({least, head_start, 1})) return std::nullopt;
+  const uint64_t cut = line_start_from(fd, next_ + (unread + head_start) / 2, end_);
+  if (cut >= end_) return std::nullopt;  // no line starts in the second half
+  const std::pair given{cut, end_};
+  end_ = cut;
+  return given;
+}
+
+namespace {
+
 // Byte offsets that cut a file into `parts` ranges at line boundaries.
 std::vector<uint64_t> chunk_starts(int fd, uint64_t size, unsigned parts) {
   std::vector<uint64_t> starts{0};
@@ -119,8 +160,8 @@ std::vector<uint64_t> chunk_starts(int fd, uint64_t size, unsigned parts) {
 // them cuts glued headers as one pass would unless one of its glued headers names a host last
 // seen further back: a log's hosts print all the time, so the part is seldom read again (the
 // benchmark's part two always was, half the file parsed twice).
+constexpr uint64_t kWindow = 4ull << 20;
 KnownHosts hosts_just_before(int fd, uint64_t start, const std::string& path, const ParseOptions& options) {
-  constexpr uint64_t kWindow = 4ull << 20;
   if (start == 0) return {};
   Parser window(options);
   window.begin_file(path);
@@ -139,39 +180,112 @@ void on_cores(size_t count, unsigned threads, const std::function<void(size_t)>&
   for (auto& t : running) t.join();
 }
 
-// A big file: one range a core, each with a parser of its own, merged in order, so that the facts
-// are those of one pass (line numbers, "first seen", counts). The one thing a range cannot know on
-// its own, the hosts named before it (they decide where a glued header starts), is exact after the
-// first round: a range that looked for one of them is read again, starting from them. Each range
-// starts from the hosts named just before it, so that this seldom happens. (More ranges than
-// cores, for balance, measured no faster: each starts with cold caches.)
-void parse_in_parts(Parser& parser, int fd, uint64_t size, const std::string& path, const ParseOptions& options, unsigned cores) {
-  const auto starts = chunk_starts(fd, size, cores);
-  const size_t count = starts.size() - 1;
-  std::vector<Parser> parts;
-  auto read = [&](size_t k, const KnownHosts& hosts_before) {
-    parts[k] = Parser(options);
-    parts[k].begin_file(path);
-    parts[k].assume_line_start_hosts(hosts_before);
-    parts[k].add_range(fd, starts[k], starts[k + 1], k + 1 == count);
-  };
-  parts.resize(count, Parser(options));
-  on_cores(count, cores, [&](size_t k) { read(k, hosts_just_before(fd, starts[k], path, options)); });
-  std::vector<KnownHosts> before(count);
-  std::vector<size_t> again;
-  for (size_t k = 1; k < count; ++k) {
-    before[k] = before[k - 1];
-    before[k].insert(parts[k - 1].line_start_hosts().begin(), parts[k - 1].line_start_hosts().end());
-    if (parts[k].looked_for_any_of(before[k])) again.push_back(k);
+// One part of a big file and the parser that reads it.
+struct Part {
+  Part(uint64_t begin, uint64_t end, const ParseOptions& options) : range(begin, end), parser(options) {}
+  SharedRange range;
+  Parser parser;
+  bool stolen = false;
+};
+
+// The parts of a big file. A part added by a steal leaves the others where they are (a deque), as
+// their readers hold them.
+class Parts {
+ public:
+  Parts(int fd, const ParseOptions& options) : fd_(fd), options_(options) {}
+  Part& add(uint64_t begin, uint64_t end) {
+    std::lock_guard lock(mutex_);
+    return parts_.emplace_back(begin, end, options_);
   }
-  on_cores(again.size(), cores, [&](size_t i) { read(again[i], before[again[i]]); });
-  for (auto& part : parts) parser.merge(std::move(part));
+  // A new part from the unread second half of the part with the most left; null when no part has
+  // `least` bytes unread.
+  Part* steal(uint64_t least) {
+    std::lock_guard lock(mutex_);
+    Part* victim = nullptr;
+    uint64_t most = 0;
+    for (auto& part : parts_) {
+      if (const uint64_t left = part.range.unread(); left > most) {
+        victim = &part;
+        most = left;
+      }
+    }
+    const auto given = victim ? victim->range.split(fd_, least, kWindow) : std::nullopt;
+    if (!given) return nullptr;
+    Part& part = parts_.emplace_back(given->first, given->second, options_);
+    part.stolen = true;
+    return &part;
+  }
+  // In file order, once every reader is done.
+  std::vector<Part*> in_order() {
+    std::vector<Part*> out;
+    for (auto& part : parts_) out.push_back(&part);
+    std::sort(out.begin(), out.end(), [](const Part* a, const Part* b) { return a->range.begin() < b->range.begin(); });
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  int fd_;
+  ParseOptions options_;
+  std::deque<Part> parts_;
+};
+
+unsigned threads_for(const ParallelPlan& plan) { return plan.threads ? plan.threads : std::max(1u, std::thread::hardware_concurrency()); }
+
+// A big file: parts read on every core, each with a parser of its own, merged in file order, so
+// that the facts are those of one pass (line numbers, "first seen", counts). A core that is done
+// takes half of what another has left unread: a core slowed by other work (a busy node, a shared
+// virtual machine) then does not hold up the parse (on 2 shared vCPUs, the slower half of a static
+// split took up to 1.6x the faster one's time). The one thing a part cannot know on its own, the
+// hosts named before it (they decide where a glued header starts), is exact after the first round:
+// a part that looked for one of them is read again, starting from them. Each part starts from the
+// hosts named just before it, so that this seldom happens.
+void parse_in_parts(Parser& parser, int fd, uint64_t size, const std::string& path, const ParseOptions& options, const ParallelPlan& plan,
+                    ParallelStats& stats) {
+  const unsigned threads = threads_for(plan);
+  const auto starts = chunk_starts(fd, size, plan.parts ? plan.parts : threads);
+  Parts parts(fd, options);
+  std::vector<Part*> first;
+  for (size_t k = 0; k + 1 < starts.size(); ++k) first.push_back(&parts.add(starts[k], starts[k + 1]));
+  auto read = [&](Part& part, const KnownHosts& hosts_before, SharedRange& range) {
+    part.parser = Parser(options);
+    part.parser.begin_file(path);
+    part.parser.assume_line_start_hosts(hosts_before);
+    part.parser.add_range(fd, range, size);
+  };
+  auto read_first = [&](Part& part) { read(part, hosts_just_before(fd, part.range.begin(), path, options), part.range); };
+  std::atomic<size_t> next{0};
+  on_cores(threads, threads, [&](size_t) {
+    for (size_t k; (k = next++) < first.size();) read_first(*first[k]);
+    while (Part* part = parts.steal(plan.least_steal)) read_first(*part);
+  });
+  const auto ordered = parts.in_order();
+  std::vector<KnownHosts> before(ordered.size());
+  std::vector<size_t> again;
+  for (size_t k = 1; k < ordered.size(); ++k) {
+    before[k] = before[k - 1];
+    before[k].insert(ordered[k - 1]->parser.line_start_hosts().begin(), ordered[k - 1]->parser.line_start_hosts().end());
+    if (ordered[k]->parser.looked_for_any_of(before[k])) again.push_back(k);
+  }
+  on_cores(again.size(), threads, [&](size_t i) {
+    Part& part = *ordered[again[i]];
+    SharedRange whole(part.range.begin(), part.range.end());
+    read(part, before[again[i]], whole);
+  });
+  stats.parts += ordered.size();
+  stats.read_again += again.size();
+  for (auto* part : ordered) {
+    stats.stolen += part->stolen;
+    parser.merge(std::move(part->parser));
+  }
 }
 
 }  // namespace
 
-LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& options) {
-  constexpr uint64_t kParallelFrom = 64ull << 20;  // smaller files are parsed faster than threads start
+LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& options) { return parse_files(paths, options, ParallelPlan{}); }
+
+LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& options, const ParallelPlan& plan, ParallelStats* stats) {
+  ParallelStats ignored;
   Parser parser(options);
   for (const auto& path : paths) {
     parser.begin_file(path);
@@ -184,19 +298,15 @@ LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& 
     struct stat st {};
     ::fstat(fd, &st);
     const uint64_t size = static_cast<uint64_t>(st.st_size);
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     if (!S_ISREG(st.st_mode)) {  // a pipe or FIFO (nccl-audit <(zcat log.gz)): no pread, stream it
       ::close(fd);
       std::ifstream in(path, std::ios::binary);
       parser.add_stream(in);
       continue;
     }
-    if (size < kParallelFrom || cores == 1) {
-      parser.add_range(fd, 0, size, true);
-      ::close(fd);
-      continue;
-    }
-    parse_in_parts(parser, fd, size, path, options, cores);
+    // Smaller files are parsed faster than threads start.
+    if (size < plan.parallel_from || threads_for(plan) == 1) parser.add_range(fd, 0, size, true);
+    else parse_in_parts(parser, fd, size, path, options, plan, stats ? *stats : ignored);
     ::close(fd);
   }
   return parser.finish();

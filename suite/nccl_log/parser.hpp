@@ -5,6 +5,8 @@
 // log describes (ranks, distinct connections), not with its length.
 #include <istream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <string>
 #include <tuple>
@@ -23,8 +25,49 @@ struct ParseOptions {
   std::optional<bool> multi_node;
 };
 
-// alignas: the parsers of a parallel parse sit side by side in one vector and each thread writes
-// its parser's counters on every line, so neighbours must not share a cache line.
+// Bytes [begin, end) of a file, read block by block by one parser while another thread may take
+// the unread second half of them (split): a core slowed by other work then holds up only what it
+// has not read yet, not the whole parse.
+class SharedRange {
+ public:
+  SharedRange(uint64_t begin, uint64_t end) : begin_(begin), next_(begin), end_(end) {}
+  uint64_t begin() const { return begin_; }
+  uint64_t end() const;  // final once the range's reader is done
+  uint64_t unread() const;
+  // The next block to read, at most `most` bytes, at `at`: its size, 0 when the range is read.
+  uint64_t claim(uint64_t most, uint64_t& at);
+  // Gives up the second part of the unread bytes, when at least `least` are unread: the range then
+  // ends at the first line start after the middle of them, moved on by half of `head_start` (what
+  // the taker reads before them), so that both end together. Returns the bytes given up,
+  // [cut, old end).
+  std::optional<std::pair<uint64_t, uint64_t>> split(int fd, uint64_t least, uint64_t head_start = 0);
+
+ private:
+  mutable std::mutex mutex_;
+  const uint64_t begin_;
+  uint64_t next_, end_;
+};
+
+// How a big file is read on several cores. The defaults: from 64 MiB on, a part per core; a core
+// whose part is done takes half of the unread rest of the part with the most left, while that part
+// has at least 16 MiB unread (a taker first reads the 4 MiB before its share to learn the hosts
+// named there: below, that costs more CPU than the wait it saves). Tests ask for more threads,
+// fewer parts and smaller takes.
+struct ParallelPlan {
+  uint64_t parallel_from = 64ull << 20;
+  unsigned threads = 0;  // 0: every core
+  unsigned parts = 0;    // parts to begin with; 0: one a thread
+  uint64_t least_steal = 16ull << 20;
+};
+// What the parallel reading did (for tests and benchmarks).
+struct ParallelStats {
+  size_t parts = 0;       // read in the end, steals included
+  size_t stolen = 0;      // parts taken from another part's unread rest
+  size_t read_again = 0;  // parts read a second time from the hosts named before them
+};
+
+// alignas: the parsers of a parallel parse sit side by side in one container and each thread
+// writes its parser's counters on every line, so neighbours must not share a cache line.
 class alignas(64) Parser {
  public:
   explicit Parser(ParseOptions options = {});
@@ -38,6 +81,8 @@ class alignas(64) Parser {
   void add_stream(std::istream& in);
   // Reads bytes [begin, end) of an open file (a chunk that starts and ends at line boundaries).
   void add_range(int fd, uint64_t begin, uint64_t end, bool last_chunk);
+  // The same for a range whose end another thread may cut (at a line start) while it is read.
+  void add_range(int fd, SharedRange& range, uint64_t file_size);
   // Folds a parser that read the next part of the same input into this one; its line numbers
   // continue this one's.
   void merge(Parser&& next);
@@ -172,6 +217,7 @@ class alignas(64) Parser {
 
 // Convenience: parse files (one per rank or combined); "-" is standard input.
 LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& options = {});
+LogFacts parse_files(const std::vector<std::string>& paths, const ParseOptions& options, const ParallelPlan& plan, ParallelStats* stats = nullptr);
 LogFacts parse_text(std::string_view text, const ParseOptions& options = {});
 
 }  // namespace fabricproof::nccl

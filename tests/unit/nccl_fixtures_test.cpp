@@ -2,7 +2,9 @@
 // (srun -l, torchrun + Python logging, Open MPI tag-output), one file per rank with a mixed
 // fallback, CRLF, ANSI colours, non-UTF-8 junk, glued and duplicated lines, lines out of order, a
 // truncated last line, and an nccl-tests table with INFO lines inside it.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <filesystem>
@@ -371,12 +373,31 @@ TEST(NcclTestsRow, ACountedRowHasTheStatusOfARowRead) {
   EXPECT_EQ(f.nccl_tests->partial_row_lines[0], nccl::kMaxTestsRows + 7);
 }
 
-// A file above the parallel threshold (64 MiB) is parsed in ranges on every core and merged; the
-// facts must be those of one pass over the same bytes, whatever ranges the cut made. The file is
-// every fixture, in copies whose thread ids differ, so tables, headers and connections cross the
-// cuts; the merged nccl-tests table once took its column name from a later table than the first.
-TEST(NcclFixtures, ParallelParseOfABigFileEqualsOnePass) {
-  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core: big files are parsed in one pass here";
+// ":901:915 [0]" -> ":901:915<copy> [0]", or with `pids` too ":901<copy>:915<copy> [0]" (each copy
+// then names processes of its own, whose order in the facts is the order of the file).
+std::string tagged(std::string text, size_t copy, bool pids) {
+  const auto tag = std::to_string(copy);
+  auto digits_before = [&](size_t at) {
+    while (at > 0 && std::isdigit(static_cast<unsigned char>(text[at - 1]))) --at;
+    return at;
+  };
+  for (size_t at = 0; (at = text.find(" [", at)) != std::string::npos; at += 2) {
+    if (at == 0 || !std::isdigit(static_cast<unsigned char>(text[at - 1]))) continue;
+    const size_t tid = digits_before(at);
+    text.insert(at, tag);
+    at += tag.size();
+    if (pids && tid > 1 && text[tid - 1] == ':' && std::isdigit(static_cast<unsigned char>(text[tid - 2])) &&
+        text[digits_before(tid - 1) - 1] == ':') {
+      text.insert(tid - 1, tag);
+      at += tag.size();
+    }
+  }
+  return text;
+}
+
+// Every fixture, in copies whose thread ids differ until the file passes `bytes` (by default above
+// the parallel threshold), so tables, headers and connections cross any cut.
+std::string write_big_log(const std::filesystem::path& dir, uint64_t bytes = 65ull << 20, bool tag_pids = false) {
   std::string unit;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(test::fixture("nccl")))
     if (entry.path().extension() == ".log") {
@@ -390,37 +411,97 @@ TEST(NcclFixtures, ParallelParseOfABigFileEqualsOnePass) {
       "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
       "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
       "           8             2   float     sum    10.66    0.00    0.00  0e+00    10.45    0.00    0.00  0e+00\n";
-  ASSERT_GT(unit.size(), 1000u);
-  test::TempDir dir("parallel-parse");
-  const auto path = (dir.path() / "big.log").string();
-  {
-    std::ofstream out(path, std::ios::binary);
-    for (size_t copy = 0; static_cast<uint64_t>(out.tellp()) < (65ull << 20); ++copy) {
-      std::string text = unit;
-      for (size_t at = 0; (at = text.find(" [", at)) != std::string::npos; at += 2) {  // ":915 [0]" -> ":915<copy> [0]"
-        if (at == 0 || !std::isdigit(static_cast<unsigned char>(text[at - 1]))) continue;
-        const auto tag = std::to_string(copy);
-        text.insert(at, tag);
-        at += tag.size();
-      }
-      out << text;
-    }
-    // The last table of the file, in today's format: its header names the column ("#wrong").
-    out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-           "           8             2     float     sum      -1    18.21    0.00    0.00      0    17.96    0.00    0.00      0\n";
-  }
-  const auto parallel = nccl::parse_files({path});
+  EXPECT_GT(unit.size(), 1000u);
+  const auto path = (dir / "big.log").string();
+  std::ofstream out(path, std::ios::binary);
+  for (size_t copy = 0; static_cast<uint64_t>(out.tellp()) < bytes; ++copy) out << tagged(unit, copy, tag_pids);
+  // The last table of the file, in today's format: its header names the column ("#wrong").
+  out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+         "           8             2     float     sum      -1    18.21    0.00    0.00      0    17.96    0.00    0.00      0\n";
+  return path;
+}
+
+nccl::LogFacts parse_in_one_pass(const std::string& path) {
   nccl::Parser one_pass;
   one_pass.begin_file(path);
   std::ifstream in(path, std::ios::binary);
   one_pass.add_stream(in);
-  const auto serial = one_pass.finish();
+  return one_pass.finish();
+}
+
+// A file above the parallel threshold (64 MiB) is parsed in parts on every core and merged; the
+// facts must be those of one pass over the same bytes, whatever parts the cut made. The merged
+// nccl-tests table once took its column name from a later table than the first.
+TEST(NcclFixtures, ParallelParseOfABigFileEqualsOnePass) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core: big files are parsed in one pass here";
+  test::TempDir dir("parallel-parse");
+  const auto path = write_big_log(dir.path());
+  nccl::ParallelStats stats;
+  const auto parallel = nccl::parse_files({path}, {}, nccl::ParallelPlan{}, &stats);
+  const auto serial = parse_in_one_pass(path);
   ASSERT_GT(serial.lines, 500000u);
   ASSERT_FALSE(serial.connections.empty());
   ASSERT_TRUE(serial.nccl_tests);
   EXPECT_EQ(serial.nccl_tests->wrong_column, "#wrong") << "the last header's";
+  EXPECT_GE(stats.parts, 2u) << "read in parts";
   const nlohmann::json a = parallel, b = serial;
   EXPECT_EQ(a, b) << "first differences: " << nlohmann::json::diff(b, a).dump().substr(0, 2000);
+}
+
+// A core whose part is done takes the unread half of another's (at a line start), and that one's
+// reader stops where it was cut. Forced here on a 24 MiB log whose every copy names processes of
+// its own (so that facts merged out of order differ): four threads and one part to begin with, so
+// three threads start by taking from it, and all from each other while the rest is worth it (more
+// than the 4 MiB a taker reads first); then three 8 MiB parts on two threads (the one that finds
+// no part left takes from the third). Each way, the facts are one pass's.
+TEST(NcclFixtures, PartsTakenFromAnotherPartsUnreadRestStillGiveOnePass) {
+  test::TempDir dir("parallel-steal");
+  const auto path = write_big_log(dir.path(), 24ull << 20, true);
+  const auto one_pass = parse_in_one_pass(path);
+  ASSERT_GT(one_pass.processes.size(), 1000u) << "processes of every copy";
+  const nlohmann::json serial = one_pass;
+  for (const auto& plan : {nccl::ParallelPlan{1ull << 20, 4, 1, 256ull << 10}, nccl::ParallelPlan{1ull << 20, 2, 3, 256ull << 10}}) {
+    nccl::ParallelStats stats;
+    const nlohmann::json parallel = nccl::parse_files({path}, {}, plan, &stats);
+    const std::string what = std::to_string(plan.threads) + " threads, " + std::to_string(plan.parts) + " part(s) to begin with";
+    EXPECT_GE(stats.stolen, 1u) << what << ": no part was taken (the threads after the first found nothing left to take)";
+    EXPECT_EQ(stats.parts, plan.parts + stats.stolen) << what;
+    EXPECT_EQ(parallel, serial) << what << ", " << stats.stolen << " taken; first differences: " << nlohmann::json::diff(serial, parallel).dump().substr(0, 2000);
+  }
+}
+
+// The range a reader claims blocks of: a split gives up the second half of what is unread (moved on
+// by half the taker's head start), at a line start, and the reader's claims stop there.
+TEST(NcclFixtures, ASharedRangeGivesUpTheSecondHalfOfItsUnreadBytesAtALineStart) {
+  test::TempDir dir("shared-range");
+  const auto path = (dir.path() / "lines.log").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 1000; ++i) out << "line " << 1000 + i << "\n";  // 10 bytes a line
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  nccl::SharedRange range(0, 10000);
+  uint64_t at = 0;
+  EXPECT_EQ(range.claim(1000, at), 1000u);
+  EXPECT_EQ(at, 0u);
+  EXPECT_FALSE(range.split(fd, 9001)) << "fewer unread bytes than asked for";
+  const auto given = range.split(fd, 1000);
+  ASSERT_TRUE(given);
+  EXPECT_EQ(given->first, 5510u) << "the first line start after the middle of 1000..10000 (5500)";
+  EXPECT_EQ(given->second, 10000u);
+  EXPECT_EQ(range.end(), 5510u);
+  EXPECT_EQ(range.unread(), 4510u);
+  nccl::SharedRange taken(given->first, given->second);
+  const auto with_head_start = taken.split(fd, 1, 1000);
+  ASSERT_TRUE(with_head_start);
+  EXPECT_EQ(with_head_start->first, 8260u) << "after 5510 + (4490 + 1000) / 2 = 8255";
+  uint64_t claimed = 0, last_end = 0;
+  for (uint64_t size; (size = range.claim(4000, at)) > 0; last_end = at + size) claimed += size;
+  EXPECT_EQ(claimed, 4510u) << "the reader stops at the cut";
+  EXPECT_EQ(last_end, 5510u) << "its last block ends there";
+  EXPECT_FALSE(range.split(fd, 1)) << "nothing left to give";
+  ::close(fd);
 }
 
 // Where a glued header starts is decided with the hosts named so far: a part of a file that begins

@@ -192,13 +192,9 @@ Parser::Cached Parser::add_from_caches(std::string_view line, const Anchor& anch
     header = &slot;  // the same bytes add_line will keep there: hashed once
     return Cached::one_anchor;
   }
-  Segment seg;
-  seg.host = slot.host();
-  seg.has_host = slot.has_host;
-  seg.pid = slot.pid;
-  seg.cuda_dev = slot.cuda_dev;
-  seg.message = trim(rest);
-  handle(seg, slot.process);
+  // No Segment built: zeroing its 96 bytes compiled to a `rep stos`, whose start-up cost was a
+  // fifth of this function's time (profiled).
+  if (const std::string_view message = trim(rest); !message.empty()) handle_info(message, slot.host(), slot.process);
   remember_line(line_slot, line);
   return Cached::done;
 }

@@ -114,6 +114,7 @@ class alignas(64) Parser {
   size_t process_for(const Segment& seg, std::optional<int> prefix_rank, bool starts_line);
   void remember_header(std::string_view line, const Segment& seg, size_t process, HeaderSlot* header_to_fill);
   void handle(const Segment& seg, size_t process);
+  void handle_info(std::string_view message, std::string_view host, size_t process);
   void handle_warning(const Segment& seg, size_t process);
   bool handle_communicator(std::string_view message, size_t process);  // true when the line was one
   bool parse_connection(std::string_view message, size_t process);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -23,14 +24,31 @@ void Parser::add_range(int fd, uint64_t begin, uint64_t end, bool last_chunk) {
   add_range(fd, range, last_chunk ? end : std::numeric_limits<uint64_t>::max());
 }
 
+namespace {
+
+// Up to `size` bytes at `at`, fewer only at the end of the file (or on an error): a short read is
+// followed by another, an interrupted one tried again.
+size_t read_block(int fd, char* into, size_t size, uint64_t at) {
+  size_t have = 0;
+  while (have < size) {
+    const ssize_t got = ::pread(fd, into + have, size - have, static_cast<off_t>(at + have));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    have += static_cast<size_t>(got);
+  }
+  return have;
+}
+
+}  // namespace
+
 void Parser::add_range(int fd, SharedRange& range, uint64_t file_size) {
   std::vector<char> block(kReadBlock + kScanPadding);
   carry_.clear();
   uint64_t at = 0;
   for (uint64_t size; (size = range.claim(kReadBlock, at)) > 0;) {
-    const ssize_t got = ::pread(fd, block.data(), static_cast<size_t>(size), static_cast<off_t>(at));
-    if (got <= 0) break;  // the file shrank: what was read is what there is
-    feed(std::string_view(block.data(), static_cast<size_t>(got)));
+    const size_t got = read_block(fd, block.data(), static_cast<size_t>(size), at);
+    if (got > 0) feed(std::string_view(block.data(), got));
+    if (got < size) break;  // the file shrank: what was read is what there is
   }
   if (!carry_.empty()) {
     add_line(carry_, range.end() < file_size);  // a line without its newline is cut only at the file's end

@@ -452,8 +452,10 @@ TEST(NcclFixtures, ParallelParseOfABigFileEqualsOnePass) {
 // reader stops where it was cut. Forced here on a 24 MiB log whose every copy names processes of
 // its own (so that facts merged out of order differ): four threads and one part to begin with, so
 // three threads start by taking from it, and all from each other while the rest is worth it (more
-// than the 4 MiB a taker reads first); then three 8 MiB parts on two threads (the one that finds
-// no part left takes from the third). Each way, the facts are one pass's.
+// than the 4 MiB a taker reads first); then three 8 MiB parts on two threads (parts wait for a
+// thread; whether the one that finds none left may take from the third depends on how far apart
+// the first two ended, so takes are asserted in the first plan only). Each way, the facts are one
+// pass's.
 TEST(NcclFixtures, PartsTakenFromAnotherPartsUnreadRestStillGiveOnePass) {
   test::TempDir dir("parallel-steal");
   const auto path = write_big_log(dir.path(), 24ull << 20, true);
@@ -464,7 +466,9 @@ TEST(NcclFixtures, PartsTakenFromAnotherPartsUnreadRestStillGiveOnePass) {
     nccl::ParallelStats stats;
     const nlohmann::json parallel = nccl::parse_files({path}, {}, plan, &stats);
     const std::string what = std::to_string(plan.threads) + " threads, " + std::to_string(plan.parts) + " part(s) to begin with";
-    EXPECT_GE(stats.stolen, 1u) << what << ": no part was taken (the threads after the first found nothing left to take)";
+    if (plan.parts == 1) {
+      EXPECT_GE(stats.stolen, 1u) << what << ": no part was taken (the threads after the first found nothing left to take)";
+    }
     EXPECT_EQ(stats.parts, plan.parts + stats.stolen) << what;
     EXPECT_EQ(parallel, serial) << what << ", " << stats.stolen << " taken; first differences: " << nlohmann::json::diff(serial, parallel).dump().substr(0, 2000);
   }

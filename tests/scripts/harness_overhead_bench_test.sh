@@ -86,5 +86,11 @@ check "a size that is not one: exit 2, named" bash -c '[ "$1" -eq 2 ] && grep -q
 printf '1048576 1 250.0 251.0\n1048576 2 fast 251.0\n' >"$work/bad.txt"
 "$bench" --from "$work/bad.txt" >"$work/bad.out" 2>&1
 check "a bad --from line: exit 2, file and line named" bash -c '[ "$1" -eq 2 ] && grep -q "^harness-overhead: --from .*bad.txt: line 2 is not " "$2"' _ $? "$work/bad.out"
+printf '1048576 1 250.0 251.0\n1048576 2 . 251.0\n' >"$work/dot.txt"
+"$bench" --from "$work/dot.txt" >"$work/dot.out" 2>&1
+check "a figure that is not a number ('.'): exit 2, line named" bash -c '[ "$1" -eq 2 ] && grep -q "^harness-overhead: --from .*dot.txt: line 2 is not " "$2"' _ $? "$work/dot.out"
+printf '4096 %d 250.5 250.0\n' 1 2 3 4 5 6 >"$work/same.txt"
+"$bench" --from "$work/same.txt" >"$work/same.out" 2>&1
+check "six equal pairs: met at 0.998, no NaN from rounding" bash -c '[ "$1" -eq 0 ] && grep -q "median 0.998, 95% interval 0.998 .. 0.998 (geometric mean 0.998, 0.998 .. 0.998) -> goal 0.97 .. 1.03: met$" "$2"' _ $? "$work/same.out"
 check "no temporary file left behind" test -z "$(ls -A "$work/tmp")"
 [ $failures -eq 0 ] && echo "all checks passed" || { echo "$failures check(s) failed"; exit 1; }

@@ -138,11 +138,10 @@ namespace {
 uint64_t line_start_from(int fd, uint64_t at, uint64_t size) {
   char buffer[4096];
   while (at < size) {
-    const ssize_t got = ::pread(fd, buffer, sizeof buffer, static_cast<off_t>(at));
-    if (got <= 0) return size;
-    if (const void* nl = std::memchr(buffer, '\n', static_cast<size_t>(got)))
-      return at + static_cast<uint64_t>(static_cast<const char*>(nl) - buffer) + 1;
-    at += static_cast<uint64_t>(got);
+    const size_t got = read_block(fd, buffer, sizeof buffer, at);
+    if (got == 0) return size;
+    if (const void* nl = std::memchr(buffer, '\n', got)) return at + static_cast<uint64_t>(static_cast<const char*>(nl) - buffer) + 1;
+    at += got;
   }
   return size;
 }

@@ -34,6 +34,16 @@ void check_mpi(const char* call, int code) {
   throw LocatedError("", fmt::format("{}: {}", call, std::string(text, static_cast<size_t>(length))));
 }
 
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+  }
+  return "an unknown thread level";
+}
+
 constexpr uint64_t kMaxCount = 2147483647;  // INT_MAX: MPI-3 counts
 
 class MpiEngine : public Engine {
@@ -47,8 +57,15 @@ class MpiEngine : public Engine {
   }
 
   std::string name() const override { return "mpi"; }
+  // The thread level is named because it moves the figures: Open MPI locks its progress loop at any
+  // level above MPI_THREAD_SINGLE (PyTorch's MPI backend asks for MULTIPLE): 1.5% at 1 MiB on shared
+  // memory, measured at FUNNELED (docs/benchmarks.md).
   std::string timing() const override {
-    return "MPI_Wtime over the calls, each the blocking MPI call applications make (a call that never returns is the watchdog's)";
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    return fmt::format("MPI_Wtime over the calls, each the blocking MPI call applications make (a call that never returns is the "
+                       "watchdog's); MPI at {}",
+                       thread_level_name(level));
   }
   // MPI_IN_PLACE reads the input where NCCL's in-place form does (collective_ops.hpp; the result of
   // reduce_scatter lands at the start of the buffer, not at rank x chunk); MPI_Bcast is always in place.

@@ -102,6 +102,8 @@ TEST(Localhost, MpiAllreduceSweepEightBytesTo64M) {
   EXPECT_GT(result["peak_busbw_GBps"].get<double>(), 0);
   EXPECT_EQ(result["time_stat"], "avg") << "a row's time is the ranks' average by default, as in nccl-tests";
   EXPECT_NE(result["timing"].get<std::string>().find("MPI_Wtime"), std::string::npos) << "the report says how the calls were timed";
+  EXPECT_NE(result["timing"].get<std::string>().find("MPI at MPI_THREAD_SINGLE"), std::string::npos)
+      << "and at which thread level (Open MPI locks its progress above SINGLE)";
   ASSERT_EQ(section["scaling"].size(), 1u);
   EXPECT_EQ(section["scaling"][0]["bytes"], 64 << 20);
   EXPECT_EQ(findings_with_id(report, "collective_data").at(0)["verdict"], "pass");
